@@ -1,0 +1,41 @@
+# make repro — set up, then run the whole pipeline (dvc repro)
+# make test  — set up, then run the test suite
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+FMNIST := /usr/share/datasets/fashion-mnist
+
+.PHONY: setup repro test bench lint
+
+setup: $(STAMP) data-source
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+# Fashion-MNIST comes from Debian's package when apt is usable as root; otherwise say where it will come from.
+.PHONY: data-source
+data-source:
+	@if [ -f $(FMNIST)/train-images-idx3-ubyte.gz ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "setup: installing Debian's dataset-fashion-mnist"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dataset-fashion-mnist >/dev/null; \
+	else \
+	  echo "setup: $(FMNIST) is missing and apt is not usable as root; prepare will use params data.root,"; \
+	  echo "       else download Fashion-MNIST from its official location (needs network)."; \
+	fi
+
+repro: setup
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/dvc repro
+
+test: setup
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest
+
+bench: setup
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python benchmarks/extract.py
+
+lint: setup
+	$(BIN)/ruff check laya pipeline tests benchmarks

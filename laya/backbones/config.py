@@ -1,0 +1,40 @@
+"""params.yaml `backbones.<name>:` entries — one frozen backbone each."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from laya.config import choice, require
+
+ARCHS = ("mlp", "cnn", "vit", "timm")
+
+
+@dataclass(frozen=True)
+class BackboneConfig:
+    arch: str = "mlp"  # mlp | cnn | vit (built here) | timm (any timm model by name: model.name)
+    model: dict[str, Any] = field(default_factory=dict)  # keyword arguments of the architecture
+    train: bool = True  # false: keep the body frozen as loaded, fit only the linear classifier (a probe)
+    pretrained: bool = False  # timm: load pretrained weights (from `weights`, else the local hub cache)
+    weights: str | None = None  # timm: local weights file (pretrained_cfg_overlay=dict(file=...))
+    input_size: int | None = None  # resize images to this side length before the backbone (pretrained models)
+    layers: list[str] | None = None  # module names to hook; null = forward_intermediates or the model's own
+    epochs: int = 10
+    patience: int = 2  # early stopping: epochs without a better val accuracy
+    lr: float = 1.0e-3
+    weight_decay: float = 0.0
+    batch_size: int = 128
+    seed: int = 0
+
+    def validate(self, key: str) -> None:
+        choice(self.arch, ARCHS, f"{key}.arch")
+        require(self.epochs >= 1, f"{key}.epochs", self.epochs, "an integer ≥ 1")
+        require(self.patience >= 1, f"{key}.patience", self.patience, "an integer ≥ 1")
+        require(self.lr > 0, f"{key}.lr", self.lr, "a positive learning rate")
+        require(self.batch_size >= 1, f"{key}.batch_size", self.batch_size, "an integer ≥ 1")
+        require(self.input_size is None or self.input_size > 0, f"{key}.input_size", self.input_size,
+                "null or a positive int")
+        require(self.arch == "timm" or not (self.pretrained or self.weights), f"{key}.pretrained",
+                self.pretrained, "false unless arch is timm (the built-in archs have no pretrained weights)")
+        require(self.arch != "timm" or isinstance(self.model.get("name"), str), f"{key}.model.name",
+                self.model.get("name"), "a timm model name, e.g. resnet18, when arch is timm")

@@ -1,0 +1,53 @@
+"""Create a frozen backbone for a prepared dataset: build, train (or probe), measure test accuracy."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+from typing import Any
+
+import timm
+import torch
+from torch import nn
+
+import laya
+from laya.backbones.build import build_model, image_side
+from laya.backbones.config import BackboneConfig
+from laya.backbones.fit import Preprocess, accuracy, fit_backbone
+from laya.data import PreparedData
+
+
+def normalisation(model: nn.Module, cfg: BackboneConfig, data: PreparedData) -> tuple[list[float], list[float]]:
+    """Dataset mean/std for backbones trained here; the model's own for pretrained timm weights."""
+    if not (cfg.pretrained or cfg.weights):
+        return list(data.attrs["mean"]), list(data.attrs["std"])
+    resolved = timm.data.resolve_data_config({}, model=model)
+    mean, std = list(resolved["mean"]), list(resolved["std"])
+    channels = len(data.attrs["mean"])
+    if len(mean) != channels:  # e.g. an RGB model adapted to grayscale input: average its channel stats
+        mean, std = [sum(mean) / len(mean)] * channels, [sum(std) / len(std)] * channels
+    return mean, std
+
+
+def create_backbone(name: str, cfg: BackboneConfig, data: PreparedData, device: torch.device,
+                    key: str) -> tuple[nn.Module, dict[str, Any]]:
+    """Build and train backbone `name`; returns the frozen model and the metadata saved beside its weights."""
+    torch.manual_seed(cfg.seed)
+    in_chans = int(data.attrs["image_shape"][-1])
+    side = image_side(cfg, data.attrs["image_shape"])
+    model = build_model(cfg, in_chans, side, len(data.classes), key)
+    mean, std = normalisation(model, cfg, data)
+    prep = Preprocess(mean, std, side)
+    splits = {split: (data.images(split), data.labels(split)) for split in ("train", "val")}
+    started = time.perf_counter()
+    fit = fit_backbone(model, prep, splits, cfg, device, name)
+    test_accuracy = accuracy(model, prep.to(device), data.images("test"), data.labels("test"), device)
+    meta = {
+        "name": name, "config": asdict(cfg), "in_chans": in_chans, "img_size": side,
+        "num_classes": len(data.classes), "classes": data.classes, "mean": mean, "std": std,
+        "data_sha256": data.attrs["data_sha256"], "laya_version": laya.__version__,
+        "parameters": sum(p.numel() for p in model.parameters()), "test_accuracy": test_accuracy,
+        "val_accuracy": fit["val_accuracy"], "best_epoch": fit["best_epoch"], "history": fit["history"],
+        "train_seconds": time.perf_counter() - started,
+    }
+    return model.cpu(), meta

@@ -1,0 +1,131 @@
+"""Typed, frozen configs built from params.yaml sections; unknown keys and bad values raise ConfigError.
+
+Every stage reads one section of params.yaml into one of these dataclasses. A typo in a key is an error that
+names the key and the valid ones, never a silently ignored setting.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+SPLITS = ("train", "val", "test")  # every prepared dataset and feature store has these three
+
+
+class ConfigError(ValueError):
+    """A user-facing configuration or input error: says what is wrong, what was expected, and the fix."""
+
+
+def load_params(path: str | Path) -> dict[str, Any]:
+    """Read params.yaml (or any YAML mapping) with a clear error when it is missing or malformed."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{path}: params file not found; expected a YAML file (run from the repo root).")
+    try:
+        params = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: not valid YAML ({err}); fix the syntax.") from None
+    if not isinstance(params, dict):
+        raise ConfigError(f"{path}: expected a mapping of sections at top level, got {type(params).__name__}.")
+    return params
+
+
+def section(params: dict[str, Any], dotted: str, where: str = "params.yaml") -> dict[str, Any]:
+    """Return params[a][b]... for 'a.b', with an error naming the missing key and the keys that exist."""
+    node: Any = params
+    walked = []
+    for part in dotted.split("."):
+        walked.append(part)
+        if not isinstance(node, dict) or part not in node:
+            have = sorted(node) if isinstance(node, dict) else []
+            raise ConfigError(f"{where}: missing key '{'.'.join(walked)}'; present: {have}.")
+        node = node[part]
+    if node is None:
+        return {}
+    if not isinstance(node, dict):
+        raise ConfigError(f"{where}: '{dotted}' must be a mapping, got {node!r}.")
+    return node
+
+
+def from_dict(cls, values: dict[str, Any] | None, key: str):
+    """Build dataclass `cls` from `values`, rejecting unknown keys and checking simple types.
+
+    `key` is the params.yaml path of the section (e.g. 'extract'), used in error messages.
+    """
+    values = dict(values or {})
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(values) - set(fields))
+    if unknown:
+        raise ConfigError(f"{key}: unknown key(s) {unknown}; valid keys: {sorted(fields)}.")
+    hints = typing.get_type_hints(cls)
+    for name, value in values.items():
+        values[name] = _coerce(value, hints[name], f"{key}.{name}")
+    obj = cls(**values)
+    validate = getattr(obj, "validate", None)
+    if validate is not None:
+        validate(key)
+    return obj
+
+
+def _coerce(value: Any, hint: Any, key: str) -> Any:
+    """Check `value` against a simple type hint (int, float, str, bool, list, dict, X | None)."""
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        errors = []
+        for arg in (a for a in args if a is not type(None)):
+            try:
+                return _coerce(value, arg, key)
+            except ConfigError as err:
+                errors.append(str(err))
+        raise ConfigError(errors[0] if errors else f"{key}: got {value!r}.")
+    if origin in (list, tuple):
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(f"{key}: expected a list, got {value!r}.")
+        inner = args[0] if args else Any
+        return [_coerce(v, inner, key) for v in value]
+    if origin is dict or hint is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(f"{key}: expected a mapping, got {value!r}.")
+        return dict(value)
+    if hint is Any:
+        return value
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{key}: expected true or false, got {value!r}.")
+        return value
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{key}: expected an integer, got {value!r}.")
+        return value
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{key}: expected a number, got {value!r}.")
+        return float(value)
+    if hint is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{key}: expected a string, got {value!r}.")
+        return value
+    return value
+
+
+def require(ok: bool, key: str, got: Any, expected: str) -> None:
+    """Raise ConfigError '<key>: expected <expected>, got <got>' unless ok."""
+    if not ok:
+        raise ConfigError(f"{key}: expected {expected}, got {got!r}; fix it in params.yaml.")
+
+
+def choice(value: str, valid: typing.Iterable[str], key: str) -> str:
+    """Return value if it is one of `valid`, else raise naming the valid choices."""
+    valid = list(valid)
+    if value not in valid:
+        raise ConfigError(f"{key}: unknown value {value!r}; valid: {valid}.")
+    return value

@@ -1,0 +1,68 @@
+"""An ImageFolder tree: `root/<class>/<image>`; optional `root/train/<class>` + `root/test/<class>` split.
+
+Images are decoded with Pillow, converted to RGB or grayscale and resized to `data.image_size` (H, W).
+Without a train/test split on disk, `data.test_fraction` of each class (seeded) becomes the test set.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, UnidentifiedImageError
+from sklearn.model_selection import train_test_split
+
+from laya.config import ConfigError
+from laya.data.raw import RawDataset
+
+IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp"}
+
+
+def _scan(root: Path) -> tuple[list[str], list[tuple[Path, int]]]:
+    classes = sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if not classes:
+        raise ConfigError(f"{root}: no class folders; expected root/<class_name>/<image files>.")
+    items = [(f, i) for i, c in enumerate(classes) for f in sorted((root / c).rglob("*"))
+             if f.suffix.lower() in IMAGE_SUFFIXES]
+    if not items:
+        raise ConfigError(f"{root}: class folders hold no images with suffix in {sorted(IMAGE_SUFFIXES)}.")
+    return classes, items
+
+
+def _decode(items: list[tuple[Path, int]], size: tuple[int, int], channels: int) -> tuple[np.ndarray, np.ndarray]:
+    mode = "RGB" if channels == 3 else "L"
+    images = np.empty((len(items), size[0], size[1], channels), np.uint8)
+    for row, (path, _) in enumerate(items):
+        try:
+            with Image.open(path) as img:
+                img = img.convert(mode).resize((size[1], size[0]), Image.Resampling.BILINEAR)
+                images[row] = np.asarray(img).reshape(size[0], size[1], channels)
+        except (UnidentifiedImageError, OSError) as err:
+            raise ConfigError(f"{path}: cannot decode image ({err}); remove or replace the file.") from None
+    return images, np.array([label for _, label in items], np.int32)
+
+
+def load_imagefolder(root: str | None, image_size: list[int] | None, channels: int, test_fraction: float,
+                     seed: int) -> RawDataset:
+    if not root or not Path(root).is_dir():
+        raise ConfigError(f"data.root={root!r}: ImageFolder needs data.root set to an existing folder.")
+    if not image_size or len(image_size) != 2:
+        raise ConfigError(f"data.image_size={image_size!r}: ImageFolder needs [height, width], e.g. [64, 64].")
+    size = (int(image_size[0]), int(image_size[1]))
+    root_path = Path(root)
+    if (root_path / "train").is_dir() and (root_path / "test").is_dir():
+        classes, train_items = _scan(root_path / "train")
+        test_classes, test_items = _scan(root_path / "test")
+        if test_classes != classes:
+            raise ConfigError(f"{root_path}: train/ and test/ have different class folders "
+                              f"({classes} vs {test_classes}); make them the same.")
+    else:
+        classes, items = _scan(root_path)
+        labels = [label for _, label in items]
+        train_items, test_items = train_test_split(items, test_size=test_fraction, random_state=seed,
+                                                   stratify=labels if min(np.bincount(labels)) >= 2 else None)
+        train_items.sort(), test_items.sort()
+    train_images, train_labels = _decode(train_items, size, channels)
+    test_images, test_labels = _decode(test_items, size, channels)
+    return RawDataset("imagefolder", classes, train_images, train_labels, test_images, test_labels,
+                      {"root": str(root_path), "image_size": list(size), "channels": channels})

@@ -1,0 +1,18 @@
+"""`device: auto|cpu|cuda[:i]` → torch.device, with a clear error when CUDA is asked for but absent."""
+
+from __future__ import annotations
+
+import torch
+
+from laya.config import ConfigError
+
+
+def resolve_device(name: str = "auto") -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise ConfigError(f"device: {name!r} requested but CUDA is not available; use device: auto or cpu.")
+    try:
+        return torch.device(name)
+    except RuntimeError:
+        raise ConfigError(f"device: unknown device {name!r}; valid: auto, cpu, cuda, cuda:<index>.") from None

@@ -1,0 +1,33 @@
+"""params.yaml `extract:` section."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from laya.config import choice, require
+from laya.extract.taps import POOLINGS
+from laya.zarrio import CODECS
+
+DTYPES = ("float16", "float32")
+
+
+@dataclass(frozen=True)
+class ExtractConfig:
+    dtype: str = "float16"  # storage dtype of activations
+    pooling: str = "cls"  # token layers: cls token or mean of patch tokens (CNN maps: global average)
+    mlp_io: bool = True  # ViTs: also store each block's MLP input (after norm2) and output
+    patch_tokens: int | str = 4  # mlp_io patch tokens kept per image: a seeded sample of this many, or "all"
+    batch_size: int = 256  # forward-pass batch
+    shard_size: int = 8192  # samples per shard (a power of two); the unit of writing and of resuming
+    codec: str = "lz4"  # lz4 | zstd | none — chosen by benchmarks/extract.py
+    seed: int = 0  # patch-token sampling
+
+    def validate(self, key: str = "extract") -> None:
+        choice(self.dtype, DTYPES, f"{key}.dtype")
+        choice(self.pooling, POOLINGS, f"{key}.pooling")
+        choice(self.codec, CODECS, f"{key}.codec")
+        require(self.batch_size >= 1, f"{key}.batch_size", self.batch_size, "an integer ≥ 1")
+        require(self.shard_size >= 1 and self.shard_size & (self.shard_size - 1) == 0, f"{key}.shard_size",
+                self.shard_size, "a power of two, e.g. 8192")
+        require(self.patch_tokens == "all" or (isinstance(self.patch_tokens, int) and self.patch_tokens >= 1),
+                f"{key}.patch_tokens", self.patch_tokens, "a positive integer or \"all\"")

@@ -1,0 +1,176 @@
+"""Extraction: prepared images → frozen backbone → per-layer activations in a sharded Zarr feature store.
+
+Store layout (`<backbone>.zarr`), for each split in train/val/test:
+  `<split>/layers/<layer>` (N, d_i) · `<split>/labels` (N,) int32 · `<split>/index` (N,) int64 (prepared row)
+  ViTs with `mlp_io`: `<split>/mlp_in_cls`, `<split>/mlp_out_cls` (N, L, d) and `<split>/mlp_in_patch`,
+  `<split>/mlp_out_patch` (N, P, L, d) with `<split>/patch_index` (N, P) (which patch tokens were kept).
+Root attrs: layers, dims, classes, sizes, the params used and the `fingerprint` later stages check.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import shutil
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import torch
+import zarr
+from tqdm import tqdm
+
+import laya
+from laya.backbones.fit import Preprocess
+from laya.config import ConfigError
+from laya.data import SPLITS, PreparedData
+from laya.extract.config import ExtractConfig
+from laya.extract.taps import LayerTap
+from laya.extract.writer import ShardCallback, ShardWriter, load_progress
+from laya.io import replace_path
+from laya.zarrio import create_sample_array
+
+
+def fingerprint(meta: dict, data_sha256: str, cfg: ExtractConfig, mlp_io: bool) -> dict:
+    """What the cached values depend on; `hash` summarises it for quick comparison by later stages."""
+    body = {"backbone_sha256": meta["weights_sha256"], "data_sha256": data_sha256, "pooling": cfg.pooling,
+            "dtype": cfg.dtype, "mlp_io": mlp_io, "patch_tokens": cfg.patch_tokens if mlp_io else None,
+            "seed": cfg.seed, "laya_version": laya.__version__}
+    return {**body, "hash": hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]}
+
+
+def default_work_dir(out: Path) -> Path:
+    """Where a store is built before it is complete: beside the output, not inside it (DVC deletes outputs)."""
+    return out.parent / ".partial"
+
+
+class _Layout:
+    """Array shapes of one store, found by running the tap on a single image."""
+
+    def __init__(self, tap: LayerTap, prep: Preprocess, data: PreparedData, cfg: ExtractConfig, device):
+        probe = tap(prep(torch.from_numpy(data.images("train", 0, 1)).to(device)))
+        self.dims = [int(t.shape[1]) for t in probe.layers]
+        self.prefix = tap.prefix
+        self.mlp_io = probe.mlp_in is not None
+        self.num_patches = 0 if not self.mlp_io else int(probe.mlp_in.shape[1]) - tap.prefix
+        self.keep = (self.num_patches if cfg.patch_tokens == "all" else int(cfg.patch_tokens)) if self.mlp_io else 0
+        if self.mlp_io and self.keep > self.num_patches:
+            raise ConfigError(f"extract.patch_tokens: {cfg.patch_tokens} > the {self.num_patches} patch tokens "
+                              f"of this ViT; use at most {self.num_patches} or \"all\".")
+        self.block_dim = int(probe.mlp_in.shape[-1]) if self.mlp_io else 0
+        self.num_blocks = int(probe.mlp_in.shape[2]) if self.mlp_io else 0
+
+    def arrays(self, names: list[str], dtype: str) -> dict[str, tuple[tuple[int, ...], str]]:
+        """{relative array path: (row shape, dtype)}."""
+        spec = {f"layers/{n}": ((d,), dtype) for n, d in zip(names, self.dims)}
+        spec.update({"labels": ((), "int32"), "index": ((), "int64")})
+        if self.mlp_io:
+            cls_shape, patch_shape = (self.num_blocks, self.block_dim), (self.keep, self.num_blocks, self.block_dim)
+            spec.update({"mlp_in_cls": (cls_shape, dtype), "mlp_out_cls": (cls_shape, dtype),
+                         "mlp_in_patch": (patch_shape, dtype), "mlp_out_patch": (patch_shape, dtype),
+                         "patch_index": ((self.keep,), "int16")})
+        return spec
+
+
+def patch_sample(seed: int, split: str, shard: int, rows: int, num_patches: int, keep: int) -> np.ndarray:
+    """(rows, keep) sorted patch positions per image, seeded by (seed, split, shard) so a resumed run agrees."""
+    if keep == num_patches:
+        return np.broadcast_to(np.arange(num_patches, dtype=np.int16), (rows, keep)).copy()
+    rng = np.random.default_rng([seed, SPLITS.index(split), shard])
+    return np.sort(np.argsort(rng.random((rows, num_patches)), axis=1)[:, :keep], axis=1).astype(np.int16)
+
+
+def _compute_shard(tap, prep, layout, data, cfg, names, split, shard, device) -> dict[str, np.ndarray]:
+    start = shard * cfg.shard_size
+    stop = min(start + cfg.shard_size, data.num_samples(split))
+    images = data.images(split, start, stop)
+    out = {f"layers/{n}": np.empty((stop - start, d), cfg.dtype) for n, d in zip(names, layout.dims)}
+    out["labels"] = data.root[f"{split}/labels"][start:stop]
+    out["index"] = data.root[f"{split}/index"][start:stop]
+    if layout.mlp_io:
+        picks = patch_sample(cfg.seed, split, shard, stop - start, layout.num_patches, layout.keep)
+        out["patch_index"] = picks
+        for key in ("mlp_in", "mlp_out"):
+            out[f"{key}_cls"] = np.empty((stop - start, layout.num_blocks, layout.block_dim), cfg.dtype)
+            out[f"{key}_patch"] = np.empty((stop - start, layout.keep, layout.num_blocks, layout.block_dim), cfg.dtype)
+    for lo in range(0, stop - start, cfg.batch_size):
+        hi = min(lo + cfg.batch_size, stop - start)
+        tapped = tap(prep(torch.from_numpy(images[lo:hi]).to(device)))
+        for name, layer in zip(names, tapped.layers):
+            out[f"layers/{name}"][lo:hi] = layer.float().cpu().numpy()
+        if layout.mlp_io:
+            positions = torch.from_numpy(picks[lo:hi].astype(np.int64) + tap.prefix).to(device)  # (b, P)
+            for key, tokens in (("mlp_in", tapped.mlp_in), ("mlp_out", tapped.mlp_out)):  # (b, T, L, d)
+                out[f"{key}_cls"][lo:hi] = tokens[:, 0].float().cpu().numpy()
+                gathered = torch.take_along_dim(tokens, positions[:, :, None, None], dim=1)  # (b, P, L, d)
+                out[f"{key}_patch"][lo:hi] = gathered.float().cpu().numpy()
+    for path, rows in out.items():
+        if rows.dtype.kind == "f" and not np.isfinite(rows).all():
+            raise ConfigError(f"extract.dtype={cfg.dtype}: {split} shard {shard} of '{path}' overflows to inf/nan; "
+                              f"set extract.dtype: float32.")
+    return out
+
+
+def extract_features(model: torch.nn.Module, meta: dict, data: PreparedData, out: str | Path, cfg: ExtractConfig,
+                     device: torch.device, work_dir: Path | None = None,
+                     on_shard_written: ShardCallback | None = None) -> dict:
+    """Build the feature store at `out` (resuming an interrupted build of the same spec). Returns a summary."""
+    out = Path(out)
+    work_dir = work_dir or default_work_dir(out)
+    partial, progress_path = work_dir / out.name, work_dir / f"{out.name}.progress.json"
+    model.to(device)
+    prep = Preprocess(meta["mean"], meta["std"], meta["img_size"]).to(device)
+    tap = LayerTap(model, cfg.pooling, hook_layers=meta["config"].get("layers"), mlp_io=cfg.mlp_io)
+    layout = _Layout(tap, prep, data, cfg, device)
+    names = tap.names
+    fp = fingerprint(meta, data.attrs["data_sha256"], cfg, layout.mlp_io)
+    spec = {"fingerprint": fp, "config": asdict(cfg), "sizes": {s: data.num_samples(s) for s in SPLITS}}
+    done = load_progress(progress_path, spec) if (partial / "zarr.json").is_file() else None
+    if done is None:
+        shutil.rmtree(partial, ignore_errors=True)
+        root = _create_store(partial, layout.arrays(names, cfg.dtype), data, cfg, names, layout, fp, meta)
+        done = {}
+    else:
+        root = zarr.open_group(partial, mode="r+")
+    started = time.perf_counter()
+    writer = ShardWriter(root, progress_path, spec, cfg.shard_size, done, on_shard_written)
+    try:
+        for split in SPLITS:
+            total = data.num_samples(split)
+            shards = range(math.ceil(total / cfg.shard_size))
+            todo = [s for s in shards if s not in done.get(split, [])]
+            skipped = total - sum(min(cfg.shard_size, total - s * cfg.shard_size) for s in todo)
+            bar = tqdm(total=total, initial=skipped, desc=f"extract@{meta['name']} {split}", unit="img")
+            for shard in todo:
+                arrays = _compute_shard(tap, prep, layout, data, cfg, names, split, shard, device)
+                writer.submit(split, shard, {f"{split}/{k}": v for k, v in arrays.items()})
+                bar.update(len(arrays["labels"]))
+            bar.close()
+    finally:
+        writer.close()
+    progress_path.unlink()
+    replace_path(partial, out)
+    files = [p for p in out.rglob("*") if p.is_file()]
+    return {"path": str(out), "layers": names, "dims": layout.dims, "files": len(files),
+            "bytes": sum(p.stat().st_size for p in files), "raw_bytes_written": writer.bytes_written,
+            "seconds": time.perf_counter() - started, "resumed_shards": sum(len(v) for v in done.values()),
+            "fingerprint": fp["hash"]}
+
+
+def _create_store(path: Path, arrays: dict, data: PreparedData, cfg: ExtractConfig, names: list[str],
+                  layout: _Layout, fp: dict, meta: dict) -> zarr.Group:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    root = zarr.open_group(path, mode="w")
+    for split in SPLITS:
+        for rel, (row_shape, dtype) in arrays.items():
+            create_sample_array(root, f"{split}/{rel}", data.num_samples(split), row_shape, dtype,
+                                cfg.shard_size, cfg.codec)
+    root.attrs.update({
+        "backbone": meta["name"], "layers": names, "dims": layout.dims, "classes": data.classes,
+        "sizes": {s: data.num_samples(s) for s in SPLITS}, "mlp_io": layout.mlp_io,
+        "num_patches": layout.num_patches, "patch_tokens_kept": layout.keep, "prefix_tokens": layout.prefix,
+        "extract": asdict(cfg), "fingerprint": fp,
+    })
+    return root

@@ -1,0 +1,116 @@
+"""Read a frozen backbone's per-layer activations in one forward pass.
+
+Layers come from timm's `forward_intermediates` where the model has it, from forward hooks on named modules
+otherwise. Each layer is pooled to one vector per input: (B, C, H, W) maps by global average, (B, T, d) token
+sequences by the CLS token or the mean of the patch tokens, (B, d) vectors as they are. For ViTs the tap can also
+record each block's MLP input (after norm2) and MLP output for every token — the transcoder's training data.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from laya.config import ConfigError
+
+POOLINGS = ("cls", "mean")
+
+
+@dataclass
+class TapOutput:
+    layers: list[torch.Tensor]  # L tensors (B, d_i)
+    mlp_in: torch.Tensor | None = None  # (B, T, L, d): every token's MLP input (after norm2) per block
+    mlp_out: torch.Tensor | None = None  # (B, T, L, d): every token's MLP output per block
+
+
+def has_vit_blocks(model: nn.Module) -> bool:
+    """True for timm-style ViTs: `blocks[i].mlp` and `blocks[i].norm2` plus a `num_prefix_tokens`."""
+    blocks = getattr(model, "blocks", None)
+    return (blocks is not None and hasattr(model, "num_prefix_tokens") and len(blocks) > 0
+            and all(hasattr(b, "mlp") and hasattr(b, "norm2") for b in blocks))
+
+
+class LayerTap:
+    """Callable `tap(x) -> TapOutput` over a frozen model; `names` are the layer names in depth order."""
+
+    def __init__(self, model: nn.Module, pooling: str = "cls", hook_layers: list[str] | None = None,
+                 mlp_io: bool = False):
+        if pooling not in POOLINGS:
+            raise ConfigError(f"extract.pooling: unknown value {pooling!r}; valid: {list(POOLINGS)}.")
+        self.model = model.eval()
+        self.pooling = pooling
+        self.prefix = int(getattr(model, "num_prefix_tokens", 0))
+        hook_layers = hook_layers or (None if hasattr(model, "forward_intermediates")
+                                      else getattr(model, "hook_layers", None))
+        if hook_layers is None and not hasattr(model, "forward_intermediates"):
+            raise ConfigError(f"{type(model).__name__} has no forward_intermediates; list module names to hook "
+                              f"in backbones.<name>.layers (see model.named_modules()).")
+        self.hook_layers = hook_layers
+        self.mlp_io = mlp_io and has_vit_blocks(model)
+        if self.hook_layers is not None:
+            modules = dict(model.named_modules())
+            missing = [n for n in self.hook_layers if n not in modules]
+            if missing:
+                raise ConfigError(f"backbones.<name>.layers: no module(s) {missing} in {type(model).__name__}; "
+                                  f"valid names include {list(modules)[1:8]}…")
+            self.names = list(self.hook_layers)
+        else:
+            self.names = self._intermediate_names()
+
+    def _intermediate_names(self) -> list[str]:
+        """Module names of what forward_intermediates returns, from timm's feature_info when present."""
+        info = getattr(self.model, "feature_info", None)
+        if info:
+            return [entry["module"] for entry in info]
+        return [f"blocks.{i}" for i in range(len(self.model.blocks))]
+
+    def _pool(self, t: torch.Tensor) -> torch.Tensor:
+        if t.ndim == 4:
+            return t.mean(dim=(2, 3))  # (B, C)
+        if t.ndim == 3:
+            if self.pooling == "cls" and self.prefix > 0:
+                return t[:, 0]  # (B, d)
+            return t[:, self.prefix:].mean(1)
+        return t.flatten(1)
+
+    @torch.no_grad()
+    def __call__(self, x: torch.Tensor) -> TapOutput:
+        captured: dict[str, torch.Tensor] = {}
+        mlp_in: list[torch.Tensor] = []
+        mlp_out: list[torch.Tensor] = []
+        handles = []
+        if self.hook_layers is not None:
+            modules = dict(self.model.named_modules())
+            for name in self.hook_layers:
+                handles.append(modules[name].register_forward_hook(
+                    lambda _m, _i, out, name=name: captured.__setitem__(name, out) or None))
+        if self.mlp_io:
+            def record_mlp(_module, inputs, output) -> None:  # returning None keeps the output unchanged
+                mlp_in.append(inputs[0])
+                mlp_out.append(output)
+
+            for block in self.model.blocks:
+                handles.append(block.mlp.register_forward_hook(record_mlp))
+        try:
+            if self.hook_layers is not None:
+                self.model(x)
+                layers = [self._pool(captured[n]) for n in self.hook_layers]
+            else:
+                layers = [self._pool(t) for t in self._intermediates(x)]
+        finally:
+            for handle in handles:
+                handle.remove()
+        if self.mlp_io:
+            return TapOutput(layers, torch.stack(mlp_in, 2), torch.stack(mlp_out, 2))  # (B, T, L, d)
+        return TapOutput(layers)
+
+    def _intermediates(self, x: torch.Tensor) -> list[torch.Tensor]:
+        params = inspect.signature(self.model.forward_intermediates).parameters
+        if "return_prefix_tokens" in params and self.prefix > 0:
+            out = self.model.forward_intermediates(x, return_prefix_tokens=True, output_fmt="NLC",
+                                                   intermediates_only=True)
+            return [torch.cat([prefix, spatial], 1) for spatial, prefix in out]  # (B, T, d)
+        return self.model.forward_intermediates(x, intermediates_only=True)

@@ -1,0 +1,113 @@
+"""Read side of a feature store: layer names and widths, labels, and chunk-wise mini-batches.
+
+Batches are read a block of whole chunks at a time (one contiguous slice per array), never sample by sample.
+Shuffling permutes the order of blocks and the rows inside a window of blocks held in memory, so every sample
+is visited exactly once per epoch while reads stay sequential.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import torch
+import zarr
+
+from laya.config import SPLITS, ConfigError
+
+
+class FeatureStore:
+    """`FeatureStore.open(path)` → layers, dims, num_samples(split), labels(split), batches(...), attrs."""
+
+    def __init__(self, path: Path, root: zarr.Group):
+        self.path = path
+        self.root = root
+        self.attrs = dict(root.attrs)
+        self.layers: list[str] = list(self.attrs["layers"])
+        self.dims: list[int] = [int(d) for d in self.attrs["dims"]]
+
+    @classmethod
+    def open(cls, path: str | Path) -> "FeatureStore":
+        path = Path(path)
+        if not (path / "zarr.json").is_file():
+            raise ConfigError(f"{path}: no feature store here; run `dvc repro extract@<backbone>` to build it.")
+        root = zarr.open_group(path, mode="r")
+        missing = [k for k in ("layers", "dims", "sizes", "fingerprint") if k not in root.attrs]
+        if missing:
+            raise ConfigError(f"{path}: not a laya feature store (attrs {missing} missing); rebuild it with "
+                              f"`dvc repro extract@<backbone>`.")
+        return cls(path, root)
+
+    @property
+    def fingerprint(self) -> dict:
+        return dict(self.attrs["fingerprint"])
+
+    def check_fingerprint(self, **expected) -> None:
+        """Raise when the cache was built from other weights/data/settings than `expected` (e.g. backbone_sha256)."""
+        stale = {k: (self.fingerprint.get(k), v) for k, v in expected.items() if self.fingerprint.get(k) != v}
+        if stale:
+            detail = ", ".join(f"{k}: cache {got!r} vs expected {want!r}" for k, (got, want) in stale.items())
+            raise ConfigError(f"{self.path}: stale feature cache ({detail}); rebuild it with "
+                              f"`dvc repro extract@{self.attrs.get('backbone', '<backbone>')}`.")
+
+    def _split(self, split: str) -> str:
+        if split not in SPLITS:
+            raise ConfigError(f"split {split!r}: unknown; valid: {list(SPLITS)}.")
+        return split
+
+    def num_samples(self, split: str) -> int:
+        return int(self.attrs["sizes"][self._split(split)])
+
+    def labels(self, split: str) -> np.ndarray:
+        return self.root[f"{self._split(split)}/labels"][:]
+
+    def array(self, split: str, name: str) -> zarr.Array:
+        """A raw array of the split, e.g. 'layers/blocks.0' or 'mlp_in_cls'."""
+        key = f"{self._split(split)}/{name}"
+        if key not in self.root:
+            raise ConfigError(f"{self.path}: no array '{key}'; this store has layers {self.layers} "
+                              f"(mlp_io={self.attrs.get('mlp_io')}).")
+        return self.root[key]
+
+    def layer_indices(self, layers: list[int] | None) -> list[int]:
+        """Validate a layer subset (indices into `self.layers`); None means all."""
+        if layers is None:
+            return list(range(len(self.layers)))
+        bad = [i for i in layers if not isinstance(i, int) or not -len(self.layers) <= i < len(self.layers)]
+        if bad:
+            raise ConfigError(f"layer index {bad} not in store {self.path} with {len(self.layers)} layers "
+                              f"{self.layers}; use indices 0..{len(self.layers) - 1}.")
+        return [i % len(self.layers) for i in layers]
+
+    def block_rows(self, split: str) -> int:
+        """Rows per read block: the largest chunk length of the layer arrays (a multiple of all of them)."""
+        return max(int(self.array(split, f"layers/{n}").chunks[0]) for n in self.layers)
+
+    def read_block(self, split: str, start: int, stop: int, layers: list[int]) -> tuple[list[np.ndarray], np.ndarray]:
+        feats = [self.array(split, f"layers/{self.layers[i]}")[start:stop] for i in layers]
+        return feats, self.root[f"{split}/labels"][start:stop]
+
+    def batches(self, split: str, batch_size: int, shuffle: bool = False, seed: int = 0,
+                layers: list[int] | None = None, window_blocks: int = 4,
+                dtype: torch.dtype = torch.float32) -> Iterator[tuple[list[torch.Tensor], torch.Tensor]]:
+        """Yield (list of (b, d_i) tensors, (b,) labels); each sample exactly once per pass.
+
+        shuffle: blocks in a seeded random order, rows permuted within windows of `window_blocks` blocks.
+        """
+        layers = self.layer_indices(layers)
+        total, rows = self.num_samples(split), self.block_rows(split)
+        starts = np.arange(0, total, rows)
+        rng = np.random.default_rng(seed)
+        if shuffle:
+            starts = rng.permutation(starts)
+        for w in range(0, len(starts), window_blocks):
+            blocks = [self.read_block(split, int(s), min(int(s) + rows, total), layers)
+                      for s in starts[w:w + window_blocks]]
+            feats = [np.concatenate([b[0][j] for b in blocks]) for j in range(len(layers))]
+            labels = np.concatenate([b[1] for b in blocks])
+            order = rng.permutation(len(labels)) if shuffle else np.arange(len(labels))
+            for lo in range(0, len(order), batch_size):
+                pick = order[lo:lo + batch_size]
+                yield ([torch.from_numpy(f[pick]).to(dtype) for f in feats],
+                       torch.from_numpy(labels[pick].astype(np.int64)))

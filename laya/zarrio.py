@@ -1,0 +1,57 @@
+"""Zarr-v3 array creation shared by the prepared-data store and the feature store.
+
+Arrays are chunked along the sample axis (chunks ≥ `MIN_CHUNK_BYTES`) and sharded, so a store holds a few
+shard files per array instead of thousands of chunk files (DVC hashes every file of an output).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import zarr
+from zarr.codecs import BloscCodec, BloscShuffle, ZstdCodec
+
+from laya.config import choice
+
+CODECS = ("lz4", "zstd", "none")
+MIN_CHUNK_BYTES = 1 << 20
+
+
+def compressors(codec: str, key: str = "extract.codec"):
+    """Zarr compressor list for a codec name: Blosc-LZ4 with byte shuffle, Zstd level 1, or none."""
+    choice(codec, CODECS, key)
+    if codec == "lz4":
+        return [BloscCodec(cname="lz4", clevel=5, shuffle=BloscShuffle.shuffle)]
+    if codec == "zstd":
+        return [ZstdCodec(level=1)]
+    return None
+
+
+def chunk_rows(row_shape: tuple[int, ...], dtype: np.dtype, shard_rows: int) -> int:
+    """Rows per chunk: the smallest power of two whose chunk holds ≥ 1 MiB, capped at `shard_rows`."""
+    row_bytes = max(1, int(np.prod(row_shape, dtype=np.int64)) * np.dtype(dtype).itemsize)
+    rows = 1 << max(0, math.ceil(math.log2(MIN_CHUNK_BYTES / row_bytes)))
+    return min(rows, shard_rows)
+
+
+def create_sample_array(group: zarr.Group, name: str, num_rows: int, row_shape: tuple[int, ...], dtype,
+                        shard_rows: int, codec: str, attributes: dict | None = None) -> zarr.Array:
+    """An (num_rows, *row_shape) array chunked and sharded along axis 0; `shard_rows` must be a power of 2."""
+    assert shard_rows & (shard_rows - 1) == 0, shard_rows
+    rows = chunk_rows(row_shape, dtype, shard_rows)
+    shard = max(rows, min(shard_rows, _round_up(max(num_rows, 1), rows)))
+    return group.create_array(
+        name,
+        shape=(num_rows, *row_shape),
+        dtype=dtype,
+        chunks=(rows, *row_shape),
+        shards=(shard, *row_shape),
+        compressors=compressors(codec),
+        fill_value=0,
+        attributes=attributes or {},
+    )
+
+
+def _round_up(n: int, multiple: int) -> int:
+    return -(-n // multiple) * multiple

@@ -1,0 +1,39 @@
+"""Stage `backbone@<name>`: train a backbone once with a linear classifier, then freeze it.
+
+    python pipeline/backbone.py --name mlp --data data/prepared/fashion_mnist.zarr \
+        --out data/backbones/mlp --metrics reports/metrics/backbone_mlp.json
+
+Reads params `backbones.<name>` and `device`. Writes model.safetensors + config.json (the params used, the
+training history, the weights' SHA-256) and the backbone's test accuracy as a DVC metric.
+"""
+
+from laya.backbones import BackboneConfig, create_backbone, save_backbone
+from laya.cli import parser, run
+from laya.config import from_dict, load_params, section
+from laya.data import PreparedData
+from laya.device import resolve_device
+from laya.io import write_json
+
+
+def main() -> None:
+    p = parser(__doc__)
+    p.add_argument("--name", required=True, help="backbone name, a key of params `backbones`")
+    p.add_argument("--data", required=True, help="prepared store (output of `prepare`)")
+    p.add_argument("--out", required=True, help="folder for model.safetensors + config.json")
+    p.add_argument("--metrics", required=True, help="JSON metrics file to write")
+    args = p.parse_args()
+    params = load_params(args.params)
+    key = f"backbones.{args.name}"
+    cfg = from_dict(BackboneConfig, section(params, key), key)
+    device = resolve_device(params.get("device", "auto"))
+    model, meta = create_backbone(args.name, cfg, PreparedData(args.data), device, key)
+    save_backbone(args.out, model, meta)
+    write_json(args.metrics, {"test_accuracy": round(meta["test_accuracy"], 6),
+                              "val_accuracy": round(meta["val_accuracy"], 6), "best_epoch": meta["best_epoch"],
+                              "parameters": meta["parameters"]})
+    print(f"backbone@{args.name}: wrote {args.out} ({meta['parameters']:,} params) test accuracy "
+          f"{meta['test_accuracy']:.4f} (best epoch {meta['best_epoch']}) in {meta['train_seconds']:.0f}s")
+
+
+if __name__ == "__main__":
+    run(main)

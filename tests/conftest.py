@@ -1,0 +1,68 @@
+"""Shared fixtures: synthetic raw datasets, prepared stores and tiny frozen backbones built in tmp folders."""
+
+from __future__ import annotations
+
+import gzip
+from dataclasses import asdict
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from laya.backbones import BackboneConfig, build_model, save_backbone
+from laya.data import DataConfig, RawDataset, write_prepared
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def write_idx(path: Path, array: np.ndarray, compress: bool = True) -> Path:
+    """Write a uint8 array as an IDX file (magic 0x0000 08 <ndim>, big-endian sizes, payload)."""
+    header = bytes([0, 0, 0x08, array.ndim]) + struct.pack(f">{array.ndim}I", *array.shape)
+    data = header + np.ascontiguousarray(array, np.uint8).tobytes()
+    path.write_bytes(gzip.compress(data) if compress else data)
+    return path
+
+
+def synthetic_raw(n_train: int = 200, n_test: int = 60, classes: int = 10, side: int = 28, channels: int = 1,
+                  seed: int = 0) -> RawDataset:
+    """Images whose mean brightness depends on the class, so a backbone can learn something."""
+    rng = np.random.default_rng(seed)
+
+    def make(n):
+        labels = np.arange(n, dtype=np.int32) % classes
+        rng.shuffle(labels)
+        base = (labels[:, None, None, None] * (200 // classes)).astype(np.int16)
+        noise = rng.integers(0, 55, size=(n, side, side, channels))
+        return (base + noise).clip(0, 255).astype(np.uint8), labels
+
+    train_images, train_labels = make(n_train)
+    test_images, test_labels = make(n_test)
+    return RawDataset("synthetic", [f"class{i}" for i in range(classes)], train_images, train_labels,
+                      test_images, test_labels, {"synthetic": True})
+
+
+@pytest.fixture(scope="session")
+def prepared_path(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("prepared") / "synthetic.zarr"
+    write_prepared(synthetic_raw(), DataConfig(name="cifar10", val_fraction=0.2), out)
+    return out
+
+
+TINY_BACKBONES = {
+    "mlp": BackboneConfig(arch="mlp", model={"hidden": [32, 16, 8]}, epochs=1),
+    "cnn": BackboneConfig(arch="cnn", model={"channels": [4, 8, 8, 12], "pool_after": [0, 1, 2]}, epochs=1),
+    "vit": BackboneConfig(arch="vit", model={"patch_size": 7, "embed_dim": 16, "depth": 3, "num_heads": 2},
+                          epochs=1),
+}
+
+
+def tiny_backbone(tmp: Path, arch: str, data_sha256: str, seed: int = 0) -> Path:
+    """A random-init tiny backbone saved like the backbone stage does (no training needed for extraction)."""
+    torch.manual_seed(seed)
+    cfg = TINY_BACKBONES[arch]
+    model = build_model(cfg, 1, 28, 10, f"backbones.{arch}").eval()
+    meta = {"name": arch, "config": asdict(cfg), "in_chans": 1, "img_size": 28, "num_classes": 10,
+            "classes": [str(i) for i in range(10)], "mean": [0.5], "std": [0.25], "data_sha256": data_sha256}
+    return save_backbone(tmp / arch, model, meta)
