@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import timm
 import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
@@ -41,6 +40,8 @@ def build_model(cfg: BackboneConfig, in_chans: int, img_size: int, num_classes: 
                      **model_kw)
     if cfg.arch == "cnn":
         return _call(CNNBackbone, key, in_chans=in_chans, num_classes=num_classes, **model_kw)
+    import timm  # imported here: it takes seconds, and the mlp/cnn stages never need it
+
     if cfg.arch == "vit":
         kwargs = {**VIT_DEFAULTS, **model_kw}
         return _call(timm.models.vision_transformer.VisionTransformer, key, img_size=img_size,

@@ -6,7 +6,6 @@ import time
 from dataclasses import asdict
 from typing import Any
 
-import timm
 import torch
 from torch import nn
 
@@ -21,7 +20,9 @@ def normalisation(model: nn.Module, cfg: BackboneConfig, data: PreparedData) -> 
     """Dataset mean/std for backbones trained here; the model's own for pretrained timm weights."""
     if not (cfg.pretrained or cfg.weights):
         return list(data.attrs["mean"]), list(data.attrs["std"])
-    resolved = timm.data.resolve_data_config({}, model=model)
+    from timm.data import resolve_data_config
+
+    resolved = resolve_data_config({}, model=model)
     mean, std = list(resolved["mean"]), list(resolved["std"])
     channels = len(data.attrs["mean"])
     if len(mean) != channels:  # e.g. an RGB model adapted to grayscale input: average its channel stats

@@ -77,7 +77,7 @@ def fit_backbone(model: nn.Module, prep: Preprocess, splits: dict[str, tuple[np.
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
-            total_loss += float(loss) * len(rows)
+            total_loss += loss.item() * len(rows)
         val_acc = accuracy(model, prep, *splits["val"], device)
         history.append({"epoch": epoch, "train_loss": total_loss / len(images), "val_accuracy": val_acc,
                         "seconds": time.perf_counter() - start})

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
-from sklearn.model_selection import train_test_split
 
 from laya.config import ConfigError
 from laya.data.raw import RawDataset
@@ -57,6 +56,8 @@ def load_imagefolder(root: str | None, image_size: list[int] | None, channels: i
             raise ConfigError(f"{root_path}: train/ and test/ have different class folders "
                               f"({classes} vs {test_classes}); make them the same.")
     else:
+        from sklearn.model_selection import train_test_split
+
         classes, items = _scan(root_path)
         labels = [label for _, label in items]
         train_items, test_items = train_test_split(items, test_size=test_fraction, random_state=seed,

@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import torch
 import zarr
-from sklearn.model_selection import train_test_split
 
 from laya.config import SPLITS, ConfigError
 from laya.data.cifar10 import load_cifar10
@@ -52,6 +51,8 @@ def resize(images: np.ndarray, size: list[int] | None) -> np.ndarray:
 
 def split_indices(labels: np.ndarray, cfg: DataConfig) -> dict[str, np.ndarray]:
     """Stratified, seeded train/val split of the official training rows; test is all official test rows."""
+    from sklearn.model_selection import train_test_split  # sklearn takes ~2 s to import: only when splitting
+
     rows = np.arange(len(labels))
     stratify = labels if np.bincount(labels).min() >= 2 else None
     train, val = train_test_split(rows, test_size=cfg.val_fraction, random_state=cfg.seed, stratify=stratify)

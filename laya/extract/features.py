@@ -98,14 +98,15 @@ def _compute_shard(tap, prep, layout, data, cfg, names, split, shard, device) ->
     for lo in range(0, stop - start, cfg.batch_size):
         hi = min(lo + cfg.batch_size, stop - start)
         tapped = tap(prep(torch.from_numpy(images[lo:hi]).to(device)))
-        for name, layer in zip(names, tapped.layers):
-            out[f"layers/{name}"][lo:hi] = layer.float().cpu().numpy()
-        if layout.mlp_io:
-            positions = torch.from_numpy(picks[lo:hi].astype(np.int64) + tap.prefix).to(device)  # (b, P)
-            for key, tokens in (("mlp_in", tapped.mlp_in), ("mlp_out", tapped.mlp_out)):  # (b, T, L, d)
-                out[f"{key}_cls"][lo:hi] = tokens[:, 0].float().cpu().numpy()
-                gathered = torch.take_along_dim(tokens, positions[:, :, None, None], dim=1)  # (b, P, L, d)
-                out[f"{key}_patch"][lo:hi] = gathered.float().cpu().numpy()
+        with np.errstate(over="ignore"):  # overflow to inf in a float16 cast is checked once per shard below
+            for name, layer in zip(names, tapped.layers):
+                out[f"layers/{name}"][lo:hi] = layer.float().cpu().numpy()
+            if layout.mlp_io:
+                positions = torch.from_numpy(picks[lo:hi].astype(np.int64) + tap.prefix).to(device)  # (b, P)
+                for key, tokens in (("mlp_in", tapped.mlp_in), ("mlp_out", tapped.mlp_out)):  # (b, T, L, d)
+                    out[f"{key}_cls"][lo:hi] = tokens[:, 0].float().cpu().numpy()
+                    gathered = torch.take_along_dim(tokens, positions[:, :, None, None], dim=1)  # (b, P, L, d)
+                    out[f"{key}_patch"][lo:hi] = gathered.float().cpu().numpy()
     for path, rows in out.items():
         if rows.dtype.kind == "f" and not np.isfinite(rows).all():
             raise ConfigError(f"extract.dtype={cfg.dtype}: {split} shard {shard} of '{path}' overflows to inf/nan; "

@@ -1,0 +1,89 @@
+"""Backbone building, training (incl. the frozen-body probe), safetensors round trip, bad configs."""
+
+from dataclasses import replace
+
+import pytest
+import torch
+
+from conftest import TINY_BACKBONES, tiny_backbone
+from laya.backbones import BackboneConfig, build_model, create_backbone, load_backbone
+from laya.data import PreparedData
+from laya.config import ConfigError, from_dict
+from laya.io import read_json
+
+
+@pytest.mark.parametrize("arch", sorted(TINY_BACKBONES))
+def test_build_gives_logits_for_each_arch(arch):
+    model = build_model(TINY_BACKBONES[arch], 1, 28, 10, f"backbones.{arch}")
+    assert model(torch.randn(2, 1, 28, 28)).shape == (2, 10)
+
+
+def test_any_timm_model_by_name_without_a_hub():
+    cfg = BackboneConfig(arch="timm", model={"name": "resnet10t"})
+    model = build_model(cfg, 1, 28, 10, "backbones.res")
+    assert model(torch.randn(2, 1, 28, 28)).shape == (2, 10)
+
+
+@pytest.mark.parametrize("cfg, match", [
+    (BackboneConfig(arch="mlp", model={"hiden": [4]}), r"backbones.x.model: unknown key\(s\) \['hiden'\]"),
+    (BackboneConfig(arch="timm", model={"name": "no_such_net"}), "unknown timm model 'no_such_net'"),
+    (BackboneConfig(arch="timm", model={"name": "resnet10t"}, weights="/nope.safetensors"),
+     "backbones.x.weights: file /nope.safetensors not found"),
+])
+def test_bad_backbone_configs(cfg, match):
+    with pytest.raises(ConfigError, match=match):
+        build_model(cfg, 1, 28, 10, "backbones.x")
+
+
+@pytest.mark.parametrize("values, match", [
+    ({"arch": "transformer"}, r"backbones.x.arch: unknown value 'transformer'; valid: \['mlp', 'cnn', 'vit', 'timm'\]"),
+    ({"arch": "mlp", "pretrained": True}, "backbones.x.pretrained: expected false unless arch is timm"),
+    ({"arch": "timm"}, "backbones.x.model.name: expected a timm model name"),
+    ({"arch": "mlp", "lr": -1}, "backbones.x.lr: expected a positive learning rate"),
+    ({"arch": "mlp", "epoch": 3}, r"unknown key\(s\) \['epoch'\]"),
+])
+def test_bad_backbone_params(values, match):
+    with pytest.raises(ConfigError, match=match):
+        from_dict(BackboneConfig, values, "backbones.x")
+
+
+def test_training_learns_and_is_reproducible(prepared_path):
+    data = PreparedData(prepared_path)
+    cfg = replace(TINY_BACKBONES["mlp"], epochs=6, lr=1e-2, batch_size=16)
+    runs = [create_backbone("mlp", cfg, data, torch.device("cpu"), "backbones.mlp") for _ in range(2)]
+    (model_a, meta_a), (model_b, meta_b) = runs
+    assert meta_a["test_accuracy"] > 0.5  # classes differ in brightness: well above chance (0.1)
+    assert meta_a["test_accuracy"] == meta_b["test_accuracy"]
+    for (name, a), (_, b) in zip(model_a.state_dict().items(), model_b.state_dict().items()):
+        assert torch.equal(a, b), name
+
+
+def test_probe_mode_trains_only_the_classifier(prepared_path):
+    data = PreparedData(prepared_path)
+    cfg = replace(TINY_BACKBONES["cnn"], train=False, epochs=1, batch_size=32)
+    torch.manual_seed(cfg.seed)
+    reference = build_model(cfg, 1, 28, 10, "k").state_dict()
+    model, _ = create_backbone("cnn", cfg, data, torch.device("cpu"), "backbones.cnn")
+    changed = {k for k, v in model.state_dict().items() if not torch.equal(v, reference[k])}
+    assert changed == {"head.weight", "head.bias"}
+
+
+def test_save_load_roundtrip_gives_identical_outputs(tmp_path):
+    path = tiny_backbone(tmp_path, "vit", "sha")
+    model, meta = load_backbone(path)
+    torch.manual_seed(0)
+    fresh = build_model(TINY_BACKBONES["vit"], 1, 28, 10, "k").eval()
+    x = torch.randn(3, 1, 28, 28)
+    assert torch.equal(model(x), fresh(x))
+    assert meta["weights_sha256"] == read_json(path / "config.json")["weights_sha256"]
+
+
+def test_weights_that_do_not_fit_are_a_clear_error(tmp_path):
+    a = tiny_backbone(tmp_path / "a", "mlp", "sha")
+    b = tiny_backbone(tmp_path / "b", "cnn", "sha")
+    (a / "model.safetensors").write_bytes((b / "model.safetensors").read_bytes())
+    with pytest.raises(ConfigError, match=r"model.safetensors: weights do not fit the mlp model.*rerun"):
+        load_backbone(a)
+    (a / "model.safetensors").write_bytes(b"\x00garbage")
+    with pytest.raises(ConfigError, match="not a readable safetensors file"):
+        load_backbone(a)
