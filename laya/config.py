@@ -14,7 +14,6 @@ from typing import Any
 
 import yaml
 
-
 SPLITS = ("train", "val", "test")  # every prepared dataset and feature store has these three
 
 

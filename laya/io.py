@@ -12,8 +12,9 @@ import hashlib
 import json
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 
 def sha256_file(path: str | Path, block: int = 1 << 20) -> str:

@@ -7,8 +7,8 @@ is visited exactly once per epoch while reads stay sequential.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 import torch
@@ -28,7 +28,7 @@ class FeatureStore:
         self.dims: list[int] = [int(d) for d in self.attrs["dims"]]
 
     @classmethod
-    def open(cls, path: str | Path) -> "FeatureStore":
+    def open(cls, path: str | Path) -> FeatureStore:
         path = Path(path)
         if not (path / "zarr.json").is_file():
             raise ConfigError(f"{path}: no feature store here; run `dvc repro extract@<backbone>` to build it.")

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import gzip
-from dataclasses import asdict
+import os
 import struct
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ from laya.backbones import BackboneConfig, build_model, save_backbone
 from laya.data import DataConfig, RawDataset, write_prepared
 
 REPO = Path(__file__).resolve().parents[1]
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach a model hub
 
 
 def write_idx(path: Path, array: np.ndarray, compress: bool = True) -> Path:

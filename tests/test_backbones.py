@@ -7,8 +7,8 @@ import torch
 
 from conftest import TINY_BACKBONES, tiny_backbone
 from laya.backbones import BackboneConfig, build_model, create_backbone, load_backbone
-from laya.data import PreparedData
 from laya.config import ConfigError, from_dict
+from laya.data import PreparedData
 from laya.io import read_json
 
 
@@ -87,3 +87,23 @@ def test_weights_that_do_not_fit_are_a_clear_error(tmp_path):
     (a / "model.safetensors").write_bytes(b"\x00garbage")
     with pytest.raises(ConfigError, match="not a readable safetensors file"):
         load_backbone(a)
+
+
+def test_pretrained_timm_weights_from_a_local_file_are_used_frozen(tmp_path, prepared_path):
+    import timm
+    from safetensors.torch import save_file
+
+    torch.manual_seed(1)
+    source = timm.create_model("resnet10t", pretrained=False)  # 3 channels, 1000 classes, like hub weights
+    weights = tmp_path / "resnet10t.safetensors"
+    save_file({k: v.contiguous() for k, v in source.state_dict().items()}, str(weights))
+    cfg = BackboneConfig(arch="timm", model={"name": "resnet10t"}, pretrained=True, weights=str(weights),
+                         train=False, epochs=1, batch_size=32)
+    model, meta = create_backbone("res", cfg, PreparedData(prepared_path), torch.device("cpu"), "backbones.res")
+    body = {k: v for k, v in model.state_dict().items() if not k.startswith("fc.")}
+    for name, value in body.items():
+        expected = source.state_dict()[name]
+        if name == "conv1.0.weight":  # timm adapts the RGB stem to one channel by summing over channels
+            expected = expected.sum(1, keepdim=True)
+        assert torch.allclose(value, expected, atol=1e-6), name
+    assert meta["mean"] != PreparedData(prepared_path).attrs["mean"]  # the model's own normalisation

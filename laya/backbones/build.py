@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
 
@@ -87,7 +86,7 @@ def load_backbone(path: str | Path) -> tuple[nn.Module, dict[str, Any]]:
     model = build_model(cfg, meta["in_chans"], meta["img_size"], meta["num_classes"], meta["name"])
     try:
         state = load_file(str(weights))
-    except Exception as err:  # noqa: BLE001 - safetensors raises several types for a corrupt header
+    except Exception as err:
         raise ConfigError(f"{weights}: not a readable safetensors file ({err}); rerun its backbone stage.") from None
     try:
         model.load_state_dict(state, strict=True)

@@ -39,7 +39,7 @@ def _load_batch(path: Path) -> dict:
         with open(path, "rb") as fh:
             batch = _NumpyOnlyUnpickler(fh, encoding="bytes").load()
         return {k.decode() if isinstance(k, bytes) else k: v for k, v in batch.items()}
-    except Exception as err:  # noqa: BLE001 - any decode failure is a corrupt file for the user
+    except Exception as err:
         raise ConfigError(f"{path}: not a valid CIFAR-10 batch ({err}); re-extract the archive.") from None
 
 

@@ -89,10 +89,10 @@ def write_prepared(raw: RawDataset, cfg: DataConfig, out: str | Path) -> dict:
                 digest.update(np.ascontiguousarray(array).tobytes())
         root.attrs.update({
             "dataset": raw.name, "classes": raw.classes, "image_shape": list(raw.train_images.shape[1:]),
-            "sizes": {split: int(len(parts[split])) for split in SPLITS}, "mean": mean, "std": std,
+            "sizes": {split: len(parts[split]) for split in SPLITS}, "mean": mean, "std": std,
             "params": asdict(cfg), "source": raw.source, "data_sha256": digest.hexdigest(),
         })
-    return {"path": str(out), "sizes": {s: int(len(parts[s])) for s in SPLITS}, "data_sha256": digest.hexdigest()}
+    return {"path": str(out), "sizes": {s: len(parts[s]) for s in SPLITS}, "data_sha256": digest.hexdigest()}
 
 
 def channel_stats(images: np.ndarray) -> tuple[list[float], list[float]]:

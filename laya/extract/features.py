@@ -82,36 +82,47 @@ def patch_sample(seed: int, split: str, shard: int, rows: int, num_patches: int,
     return np.sort(np.argsort(rng.random((rows, num_patches)), axis=1)[:, :keep], axis=1).astype(np.int16)
 
 
+def _overflowed(buffer: torch.Tensor) -> bool:
+    """True if a float buffer holds inf/nan. float16: some |x| has all exponent bits set (one integer pass)."""
+    if buffer.dtype != torch.float16:
+        return not bool(torch.isfinite(buffer).all())
+    return bool((buffer.numpy().view(np.uint16) & 0x7FFF).max(initial=0) >= 0x7C00)
+
+
 def _compute_shard(tap, prep, layout, data, cfg, names, split, shard, device) -> dict[str, np.ndarray]:
+    """Forward one shard's images batch by batch into preallocated storage-dtype buffers."""
     start = shard * cfg.shard_size
     stop = min(start + cfg.shard_size, data.num_samples(split))
+    n, dtype = stop - start, getattr(torch, cfg.dtype)
     images = data.images(split, start, stop)
-    out = {f"layers/{n}": np.empty((stop - start, d), cfg.dtype) for n, d in zip(names, layout.dims)}
-    out["labels"] = data.root[f"{split}/labels"][start:stop]
-    out["index"] = data.root[f"{split}/index"][start:stop]
+    out = {f"layers/{name}": torch.empty((n, d), dtype=dtype) for name, d in zip(names, layout.dims)}
     if layout.mlp_io:
-        picks = patch_sample(cfg.seed, split, shard, stop - start, layout.num_patches, layout.keep)
-        out["patch_index"] = picks
+        picks = patch_sample(cfg.seed, split, shard, n, layout.num_patches, layout.keep)
+        # token positions kept per image: the CLS token, then the sampled patches (after the prefix tokens)
+        keep = torch.from_numpy(np.concatenate([np.zeros((n, 1)), picks + layout.prefix], 1).astype(np.int64))
         for key in ("mlp_in", "mlp_out"):
-            out[f"{key}_cls"] = np.empty((stop - start, layout.num_blocks, layout.block_dim), cfg.dtype)
-            out[f"{key}_patch"] = np.empty((stop - start, layout.keep, layout.num_blocks, layout.block_dim), cfg.dtype)
-    for lo in range(0, stop - start, cfg.batch_size):
-        hi = min(lo + cfg.batch_size, stop - start)
-        tapped = tap(prep(torch.from_numpy(images[lo:hi]).to(device)))
-        with np.errstate(over="ignore"):  # overflow to inf in a float16 cast is checked once per shard below
-            for name, layer in zip(names, tapped.layers):
-                out[f"layers/{name}"][lo:hi] = layer.float().cpu().numpy()
-            if layout.mlp_io:
-                positions = torch.from_numpy(picks[lo:hi].astype(np.int64) + tap.prefix).to(device)  # (b, P)
-                for key, tokens in (("mlp_in", tapped.mlp_in), ("mlp_out", tapped.mlp_out)):  # (b, T, L, d)
-                    out[f"{key}_cls"][lo:hi] = tokens[:, 0].float().cpu().numpy()
-                    gathered = torch.take_along_dim(tokens, positions[:, :, None, None], dim=1)  # (b, P, L, d)
-                    out[f"{key}_patch"][lo:hi] = gathered.float().cpu().numpy()
-    for path, rows in out.items():
-        if rows.dtype.kind == "f" and not np.isfinite(rows).all():
+            out[f"{key}_cls"] = torch.empty((n, layout.num_blocks, layout.block_dim), dtype=dtype)
+            out[f"{key}_patch"] = torch.empty((n, layout.keep, layout.num_blocks, layout.block_dim), dtype=dtype)
+    for lo in range(0, n, cfg.batch_size):
+        hi = min(lo + cfg.batch_size, n)
+        tokens = keep[lo:hi].to(device) if layout.mlp_io else None
+        tapped = tap(prep(torch.from_numpy(images[lo:hi]).to(device)), tokens)
+        for name, layer in zip(names, tapped.layers):
+            out[f"layers/{name}"][lo:hi].copy_(layer)  # casts to the storage dtype in the copy
+        if layout.mlp_io:
+            for key, kept in (("mlp_in", tapped.mlp_in), ("mlp_out", tapped.mlp_out)):  # (b, 1 + P, L, d)
+                out[f"{key}_cls"][lo:hi].copy_(kept[:, 0])
+                out[f"{key}_patch"][lo:hi].copy_(kept[:, 1:])
+    for path, buffer in out.items():
+        if _overflowed(buffer):
             raise ConfigError(f"extract.dtype={cfg.dtype}: {split} shard {shard} of '{path}' overflows to inf/nan; "
                               f"set extract.dtype: float32.")
-    return out
+    arrays = {path: buffer.numpy() for path, buffer in out.items()}
+    arrays["labels"] = data.root[f"{split}/labels"][start:stop]
+    arrays["index"] = data.root[f"{split}/index"][start:stop]
+    if layout.mlp_io:
+        arrays["patch_index"] = picks
+    return arrays
 
 
 def extract_features(model: torch.nn.Module, meta: dict, data: PreparedData, out: str | Path, cfg: ExtractConfig,

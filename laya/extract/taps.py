@@ -22,8 +22,8 @@ POOLINGS = ("cls", "mean")
 @dataclass
 class TapOutput:
     layers: list[torch.Tensor]  # L tensors (B, d_i)
-    mlp_in: torch.Tensor | None = None  # (B, T, L, d): every token's MLP input (after norm2) per block
-    mlp_out: torch.Tensor | None = None  # (B, T, L, d): every token's MLP output per block
+    mlp_in: torch.Tensor | None = None  # (B, K, L, d): kept tokens' MLP input (after norm2) per block
+    mlp_out: torch.Tensor | None = None  # (B, K, L, d): kept tokens' MLP output per block
 
 
 def has_vit_blocks(model: nn.Module) -> bool:
@@ -67,7 +67,10 @@ class LayerTap:
             return [entry["module"] for entry in info]
         return [f"blocks.{i}" for i in range(len(self.model.blocks))]
 
-    def _pool(self, t: torch.Tensor) -> torch.Tensor:
+    def _pool(self, t: torch.Tensor | tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        if isinstance(t, tuple):  # ViT intermediates: (patch tokens (B, N, d), prefix tokens (B, p, d))
+            spatial, prefix = t
+            return prefix[:, 0] if self.pooling == "cls" else spatial.mean(1)  # (B, d)
         if t.ndim == 4:
             return t.mean(dim=(2, 3))  # (B, C)
         if t.ndim == 3:
@@ -76,8 +79,9 @@ class LayerTap:
             return t[:, self.prefix:].mean(1)
         return t.flatten(1)
 
-    @torch.no_grad()
-    def __call__(self, x: torch.Tensor) -> TapOutput:
+    @torch.inference_mode()
+    def __call__(self, x: torch.Tensor, tokens: torch.Tensor | None = None) -> TapOutput:
+        """Layers of a batch x; with mlp_io, `tokens` (B, K) picks the token positions to keep (default all)."""
         captured: dict[str, torch.Tensor] = {}
         mlp_in: list[torch.Tensor] = []
         mlp_out: list[torch.Tensor] = []
@@ -89,8 +93,13 @@ class LayerTap:
                     lambda _m, _i, out, name=name: captured.__setitem__(name, out) or None))
         if self.mlp_io:
             def record_mlp(_module, inputs, output) -> None:  # returning None keeps the output unchanged
-                mlp_in.append(inputs[0])
-                mlp_out.append(output)
+                if tokens is None:
+                    mlp_in.append(inputs[0])
+                    mlp_out.append(output)
+                else:  # keep only the asked-for tokens: (B, K, d)
+                    index = tokens[:, :, None].expand(-1, -1, output.shape[-1])
+                    mlp_in.append(inputs[0].gather(1, index))
+                    mlp_out.append(output.gather(1, index))
 
             for block in self.model.blocks:
                 handles.append(block.mlp.register_forward_hook(record_mlp))
@@ -104,13 +113,12 @@ class LayerTap:
             for handle in handles:
                 handle.remove()
         if self.mlp_io:
-            return TapOutput(layers, torch.stack(mlp_in, 2), torch.stack(mlp_out, 2))  # (B, T, L, d)
+            return TapOutput(layers, torch.stack(mlp_in, 2), torch.stack(mlp_out, 2))  # (B, K, L, d)
         return TapOutput(layers)
 
-    def _intermediates(self, x: torch.Tensor) -> list[torch.Tensor]:
+    def _intermediates(self, x: torch.Tensor) -> list:
         params = inspect.signature(self.model.forward_intermediates).parameters
         if "return_prefix_tokens" in params and self.prefix > 0:
-            out = self.model.forward_intermediates(x, return_prefix_tokens=True, output_fmt="NLC",
-                                                   intermediates_only=True)
-            return [torch.cat([prefix, spatial], 1) for spatial, prefix in out]  # (B, T, d)
+            return self.model.forward_intermediates(x, return_prefix_tokens=True, output_fmt="NLC",
+                                                    intermediates_only=True)  # [(spatial, prefix), …]
         return self.model.forward_intermediates(x, intermediates_only=True)

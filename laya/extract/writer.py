@@ -8,8 +8,8 @@ before rerunning a stage). After each shard's arrays are written, the shard is a
 from __future__ import annotations
 
 import concurrent.futures
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import zarr

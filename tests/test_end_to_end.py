@@ -1,0 +1,72 @@
+"""`dvc repro` of the real pipeline on a tiny subset of real Fashion-MNIST, in a copy of the repo."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO
+from laya import FeatureStore
+from laya.data.fashion_mnist import DEBIAN_ROOT
+from laya.io import read_json
+
+pytestmark = pytest.mark.skipif(not (DEBIAN_ROOT / "train-images-idx3-ubyte.gz").is_file(),
+                                reason="needs Debian's dataset-fashion-mnist (make setup installs it)")
+
+
+def _merge(base: dict, override: dict) -> dict:
+    for key, value in override.items():
+        base[key] = _merge(base.get(key, {}), value) if isinstance(value, dict) else value
+    return base
+
+
+def _copy_repo(dest: Path) -> None:
+    """Copy the working tree's tracked and unignored files (what a clone of this commit would hold)."""
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO, check=True,
+                           capture_output=True, text=True).stdout.split("\0")
+    for rel in filter(None, files):
+        if (REPO / rel).is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / rel, dest / rel)
+
+
+def _run(cmd, cwd, env):
+    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, f"{' '.join(cmd)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    return result.stdout
+
+
+def test_dvc_repro_smoke(tmp_path):
+    repo = tmp_path / "laya"
+    _copy_repo(repo)
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    _merge(params, yaml.safe_load((REPO / "tests" / "smoke_params.yaml").read_text()))
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    (repo / "dvc.lock").unlink(missing_ok=True)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
+                ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "smoke"]):
+        _run(cmd, repo, env)
+
+    _run(["dvc", "repro"], repo, env)
+
+    for name in ("mlp", "cnn", "vit"):
+        metrics = read_json(repo / "reports" / "metrics" / f"backbone_{name}.json")
+        assert 0.0 <= metrics["test_accuracy"] <= 1.0
+        store = FeatureStore.open(repo / "data" / "features" / f"{name}.zarr")
+        assert [store.num_samples(s) for s in ("train", "val", "test")] == [400, 400, 400]
+        assert store.check_fingerprint(
+            backbone_sha256=read_json(repo / "data" / "backbones" / name / "config.json")["weights_sha256"]) is None
+    assert len(FeatureStore.open(repo / "data" / "features" / "mlp.zarr").dims) == 3
+    vit = FeatureStore.open(repo / "data" / "features" / "vit.zarr")
+    assert len(vit.layers) == 6 and vit.attrs["mlp_io"]
+    assert vit.array("test", "mlp_out_patch").shape == (400, 4, 6, 64)
+
+    again = _run(["dvc", "repro"], repo, env)
+    assert "Data and pipelines are up to date" in again, again
+    status = _run(["dvc", "status"], repo, env)
+    assert "up to date" in status, status
