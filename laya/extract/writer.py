@@ -8,6 +8,8 @@ before rerunning a stage). After each shard's arrays are written, the shard is a
 from __future__ import annotations
 
 import concurrent.futures
+import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -34,7 +36,8 @@ class ShardWriter:
         self.shard_size = shard_size
         self.done = {split: sorted(shards) for split, shards in done.items()}
         self.on_shard_written = on_shard_written
-        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="zarr-writer")
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="zarr-writer",
+                                                           initializer=_lower_priority)
         self._pending: concurrent.futures.Future | None = None
         self.bytes_written = 0
 
@@ -62,6 +65,14 @@ class ShardWriter:
         write_json(self.progress_path, {"spec": self.spec, "done": self.done})
         if self.on_shard_written is not None:
             self.on_shard_written(split, shard)
+
+
+def _lower_priority() -> None:
+    """Nice the writer thread so the forward pass's worker threads keep their cores (Linux: per-thread)."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+    except (AttributeError, OSError):
+        pass
 
 
 def load_progress(progress_path: Path, spec: dict) -> dict[str, list[int]] | None:
