@@ -26,6 +26,9 @@ class FeatureStore:
         self.attrs = dict(root.attrs)
         self.layers: list[str] = list(self.attrs["layers"])
         self.dims: list[int] = [int(d) for d in self.attrs["dims"]]
+        self._memory_budget = 0  # bytes of decoded blocks `read_block` may keep (see `keep_in_memory`)
+        self._memo: dict[tuple, tuple[list[np.ndarray], np.ndarray]] = {}
+        self._memo_bytes = 0
 
     @classmethod
     def open(cls, path: str | Path) -> FeatureStore:
@@ -84,9 +87,28 @@ class FeatureStore:
         """Rows per read block: the largest chunk length of the layer arrays (a multiple of all of them)."""
         return max(int(self.array(split, f"layers/{n}").chunks[0]) for n in self.layers)
 
+    def layer_bytes(self, split: str, layers: list[int] | None = None) -> int:
+        """Decoded size of the split's selected layer arrays."""
+        arrays = [self.array(split, f"layers/{self.layers[i]}") for i in self.layer_indices(layers)]
+        return sum(a.nbytes for a in arrays)
+
+    def keep_in_memory(self, max_bytes: int) -> None:
+        """Let `read_block` keep decoded blocks (up to `max_bytes` in all), so repeated epochs read each chunk
+        from disk once. Iteration order and contents are unchanged."""
+        self._memory_budget = int(max_bytes)
+
     def read_block(self, split: str, start: int, stop: int, layers: list[int]) -> tuple[list[np.ndarray], np.ndarray]:
-        feats = [self.array(split, f"layers/{self.layers[i]}")[start:stop] for i in layers]
-        return feats, self.root[f"{split}/labels"][start:stop]
+        """Rows [start, stop) of the selected layers (as stored) and the labels, one slice per array."""
+        key = (split, start, stop, tuple(layers))
+        if key in self._memo:
+            return self._memo[key]
+        block = ([self.array(split, f"layers/{self.layers[i]}")[start:stop] for i in layers],
+                 self.root[f"{split}/labels"][start:stop])
+        size = sum(f.nbytes for f in block[0]) + block[1].nbytes
+        if self._memo_bytes + size <= self._memory_budget:
+            self._memo[key] = block
+            self._memo_bytes += size
+        return block
 
     def batches(self, split: str, batch_size: int, shuffle: bool = False, seed: int = 0,
                 layers: list[int] | None = None, window_blocks: int = 4,

@@ -70,3 +70,30 @@ def tiny_backbone(tmp: Path, arch: str, data_sha256: str, seed: int = 0) -> Path
     meta = {"name": arch, "config": asdict(cfg), "in_chans": 1, "img_size": 28, "num_classes": 10,
             "classes": [str(i) for i in range(10)], "mean": [0.5], "std": [0.25], "data_sha256": data_sha256}
     return save_backbone(tmp / arch, model, meta)
+
+
+def write_feature_store(path: Path, dims=(6, 5, 4), sizes=None, classes: int = 3, informative: int = 1,
+                        seed: int = 0, shard_rows: int = 64) -> Path:
+    """A small feature store written like extraction writes one: per-split float16 layers, labels, attrs.
+
+    Layer `informative` holds the label as a one-hot-ish signal plus noise; the others are pure noise."""
+    import zarr
+
+    from laya.zarrio import create_sample_array
+
+    sizes = sizes or {"train": 300, "val": 90, "test": 120}
+    rng = np.random.default_rng(seed)
+    root = zarr.open_group(path, mode="w")
+    names = [f"layer{i}" for i in range(len(dims))]
+    for split, n in sizes.items():
+        labels = rng.integers(0, classes, n).astype(np.int32)
+        for i, (name, d) in enumerate(zip(names, dims)):
+            x = rng.normal(0, 1, (n, d))
+            if i == informative:
+                x[np.arange(n), labels % d] += 3.0
+            create_sample_array(root, f"{split}/layers/{name}", n, (d,), "float16", shard_rows, "lz4")[:] = x
+        create_sample_array(root, f"{split}/labels", n, (), "int32", shard_rows, "lz4")[:] = labels
+    root.attrs.update({"backbone": "toy", "layers": names, "dims": list(dims), "sizes": sizes,
+                       "classes": [f"c{i}" for i in range(classes)],
+                       "fingerprint": {"backbone_sha256": "b" * 64, "data_sha256": "d" * 64, "hash": "toy"}})
+    return path

@@ -1,0 +1,56 @@
+"""LAYA: Layer-wise Attention Aggregation (arXiv 2511.12723) — input-conditioned softmax weights over layers."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from laya.config import ConfigError
+from laya.heads.adapters import LayerAdapters
+from laya.heads.base import LayerHead, positive
+
+PSI = ("identity", "mlp")
+
+
+class LAYA(LayerHead):
+    """z_i = g_i(h_i) ∈ R^d*; u_i = ψ(z_i); s = Scorer([u_1; …; u_L]) ∈ R^L; α = softmax(s / τ);
+    h_agg = Σ_i α_i z_i; logits = W h_agg + b.
+
+    ψ: identity, or a 2-layer GELU MLP shared by all layers. Scorer: Linear(L·d*, hidden) → GELU → Linear(hidden, L).
+    α(x) (`layer_weights`) is the head's intrinsic per-input layer attribution.
+    """
+
+    name = "laya"
+
+    def __init__(self, dims: list[int], num_classes: int, d_star: int = 96, tau: float = 1.5,
+                 psi: str = "identity", scorer_hidden: int = 192):
+        d_star = positive(d_star, "heads.laya.d_star")
+        tau = positive(tau, "heads.laya.tau", float)
+        scorer_hidden = positive(scorer_hidden, "heads.laya.scorer_hidden")
+        if psi not in PSI:
+            raise ConfigError(f"heads.laya.psi: unknown value {psi!r}; valid: {list(PSI)}.")
+        super().__init__(dims, num_classes,
+                         {"d_star": d_star, "tau": tau, "psi": psi, "scorer_hidden": scorer_hidden})
+        self.tau = tau
+        num_layers = len(self.dims)
+        self.adapters = LayerAdapters(self.dims, d_star)
+        self.psi = nn.Identity() if psi == "identity" else nn.Sequential(
+            nn.Linear(d_star, d_star), nn.GELU(), nn.Linear(d_star, d_star))
+        self.scorer = nn.Sequential(nn.Linear(num_layers * d_star, scorer_hidden), nn.GELU(),
+                                    nn.Linear(scorer_hidden, num_layers))
+        self.classifier = nn.Linear(d_star, num_classes)
+
+    def _attend(self, layers: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        self._check(layers)
+        z = self.adapters(layers)  # (B, L, d*)
+        scores = self.scorer(self.psi(z).flatten(1))  # (B, L)
+        return z, torch.softmax(scores / self.tau, dim=-1)  # (B, L, d*), α (B, L)
+
+    def forward(self, layers: list[torch.Tensor]) -> torch.Tensor:
+        z, alpha = self._attend(layers)
+        h_agg = torch.einsum("bl,bld->bd", alpha, z)  # (B, d*)
+        return self.classifier(h_agg)  # (B, C)
+
+    def layer_weights(self, layers: list[torch.Tensor]) -> torch.Tensor:
+        """α(x): (B, L), rows sum to 1."""
+        return self._attend(layers)[1]

@@ -1,0 +1,36 @@
+"""Linear baselines: LastLayer (a probe on the deepest selected layer) and Concat (on all of them)."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from laya.heads.base import LayerHead
+
+
+class LastLayer(LayerHead):
+    """logits = W h_L + b."""
+
+    name = "last"
+
+    def __init__(self, dims: list[int], num_classes: int):
+        super().__init__(dims, num_classes, {})
+        self.classifier = nn.Linear(self.dims[-1], num_classes)
+
+    def forward(self, layers: list[torch.Tensor]) -> torch.Tensor:
+        self._check(layers)
+        return self.classifier(layers[-1])  # (B, C)
+
+
+class Concat(LayerHead):
+    """logits = W [h_1; …; h_L] + b."""
+
+    name = "concat"
+
+    def __init__(self, dims: list[int], num_classes: int):
+        super().__init__(dims, num_classes, {})
+        self.classifier = nn.Linear(sum(self.dims), num_classes)
+
+    def forward(self, layers: list[torch.Tensor]) -> torch.Tensor:
+        self._check(layers)
+        return self.classifier(torch.cat(layers, dim=-1))  # (B, C)

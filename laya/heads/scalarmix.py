@@ -1,0 +1,34 @@
+"""ScalarMix (ELMo; AllenNLP's ScalarMix): one learned, input-independent weight per layer."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from laya.heads.adapters import LayerAdapters
+from laya.heads.base import LayerHead, positive
+
+
+class ScalarMix(LayerHead):
+    """h = γ Σ_i softmax(w)_i z_i, z_i = g_i(h_i); logits = W h + b.  w ∈ R^L starts at 0, γ at 1."""
+
+    name = "scalarmix"
+
+    def __init__(self, dims: list[int], num_classes: int, d_star: int = 96):
+        d_star = positive(d_star, "heads.scalarmix.d_star")
+        super().__init__(dims, num_classes, {"d_star": d_star})
+        self.adapters = LayerAdapters(self.dims, d_star)
+        self.scalars = nn.Parameter(torch.zeros(len(self.dims)))  # w
+        self.gamma = nn.Parameter(torch.ones(()))  # γ
+        self.classifier = nn.Linear(d_star, num_classes)
+
+    def forward(self, layers: list[torch.Tensor]) -> torch.Tensor:
+        self._check(layers)
+        z = self.adapters(layers)  # (B, L, d*)
+        weights = torch.softmax(self.scalars, dim=0)  # (L,)
+        mixed = self.gamma * torch.einsum("l,bld->bd", weights, z)  # (B, d*)
+        return self.classifier(mixed)  # (B, C)
+
+    def layer_weights(self, layers: list[torch.Tensor]) -> torch.Tensor:
+        """softmax(w), the same for every input: (B, L)."""
+        return torch.softmax(self.scalars, dim=0).expand(layers[0].shape[0], -1)

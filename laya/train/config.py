@@ -1,0 +1,51 @@
+"""Params sections `heads` (which heads, on which layers, with which hyper-parameters) and `train`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from laya.config import ConfigError, require
+from laya.heads import HEADS
+
+
+@dataclass(frozen=True)
+class HeadsConfig:
+    names: list[str] = field(default_factory=lambda: ["last", "concat", "scalarmix", "laya"])
+    layers: list[int] | None = None  # indices into the store's layers (negative from the end); None = all
+    last: dict = field(default_factory=dict)
+    concat: dict = field(default_factory=dict)
+    scalarmix: dict = field(default_factory=dict)
+    laya: dict = field(default_factory=dict)
+
+    def validate(self, key: str) -> None:
+        unknown = [n for n in self.names if n not in HEADS]
+        if unknown or not self.names:
+            raise ConfigError(f"{key}.names: unknown head(s) {unknown or '(empty list)'}; valid: {sorted(HEADS)}.")
+        require(len(set(self.names)) == len(self.names), f"{key}.names", self.names, "each head once")
+        require(self.layers is None or len(self.layers) > 0, f"{key}.layers", self.layers, "null or a non-empty list")
+
+    def params(self, name: str) -> dict:
+        """Hyper-parameters of head `name` (heads.<name>)."""
+        return dict(getattr(self, name))
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    seeds: list[int] = field(default_factory=lambda: [0, 1, 2, 3, 4])
+    epochs: int = 30  # upper bound; early stopping on val accuracy usually ends sooner
+    patience: int = 4  # epochs without a better val accuracy before stopping (best weights are kept)
+    batch_size: int = 256
+    lr: float = 1e-3
+    weight_decay: float = 0.0
+    window_blocks: int = 4  # read blocks shuffled together: larger mixes better, costs memory
+    memory_mb: int = 2048  # keep a split's decoded blocks in memory across epochs when it fits this budget
+
+    def validate(self, key: str) -> None:
+        require(len(self.seeds) > 0 and len(set(self.seeds)) == len(self.seeds), f"{key}.seeds", self.seeds,
+                "a non-empty list of distinct integers")
+        for name in ("epochs", "batch_size", "window_blocks"):
+            require(getattr(self, name) > 0, f"{key}.{name}", getattr(self, name), "a positive integer")
+        require(self.patience >= 1, f"{key}.patience", self.patience, "an integer ≥ 1")
+        require(self.lr > 0, f"{key}.lr", self.lr, "a positive number")
+        require(self.weight_decay >= 0, f"{key}.weight_decay", self.weight_decay, "a number ≥ 0")
+        require(self.memory_mb >= 0, f"{key}.memory_mb", self.memory_mb, "an integer ≥ 0 (0 = always read)")

@@ -1,0 +1,77 @@
+"""Every head × every seed from one feature store: train, score on test, save, summarise as DVC metrics."""
+
+from __future__ import annotations
+
+import csv
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from laya.heads import build, save
+from laya.io import atomic_path, write_json
+from laya.store import FeatureStore
+from laya.train.config import HeadsConfig, TrainConfig
+from laya.train.loop import fit_head, predict
+
+CURVE_FIELDS = ("epoch", "train_loss", "train_acc", "val_loss", "val_acc")
+
+
+def train_heads(store: FeatureStore, heads: HeadsConfig, cfg: TrainConfig, out_dir: str | Path,
+                device: torch.device | str = "cpu") -> dict:
+    """Train heads.names × cfg.seeds on `store`; write each head to out_dir/<head>/seed<k>/. Returns results:
+    {head: {seed: {"test_accuracy", "macro_f1", "best_epoch", "history", "seconds"}}}."""
+    layers = store.layer_indices(heads.layers)
+    dims, num_classes = [store.dims[i] for i in layers], len(store.attrs["classes"])
+    for name in heads.names:  # bad hyper-parameters fail here, before any training
+        build(name, dims, num_classes, **heads.params(name))
+    store.keep_in_memory(cfg.memory_mb << 20)
+    results: dict[str, dict[int, dict]] = {}
+    with atomic_path(out_dir) as tmp:
+        tmp.mkdir(parents=True)
+        for name in heads.names:
+            for seed in cfg.seeds:
+                torch.manual_seed(seed)
+                head = build(name, dims, num_classes, **heads.params(name))
+                started = time.perf_counter()
+                fit = fit_head(head, store, cfg, layers, seed, device, desc=f"{store.attrs['backbone']}/{name} s{seed}")
+                test = predict(head, store, "test", layers, device=device)
+                run = {"test_accuracy": test.accuracy, "macro_f1": test.macro_f1(), "best_epoch": fit.best_epoch,
+                       "history": fit.history, "seconds": time.perf_counter() - started}
+                save(head.cpu(), tmp / name / f"seed{seed}",
+                     {"backbone": store.attrs["backbone"], "seed": seed, "layers": [store.layers[i] for i in layers],
+                      "layer_indices": layers, "cache_fingerprint": store.fingerprint["hash"],
+                      **{k: v for k, v in run.items() if k != "seconds"}})
+                results.setdefault(name, {})[seed] = run
+                print(f"  {name:9s} seed {seed}: test acc {test.accuracy:.4f}, macro-F1 {run['macro_f1']:.4f}, "
+                      f"best epoch {fit.best_epoch}/{len(fit.history)}, {run['seconds']:.1f}s", flush=True)
+        write_json(tmp / "params.json", {"heads": asdict(heads), "train": asdict(cfg)})
+    return results
+
+
+def summarise(results: dict) -> dict:
+    """DVC metrics: accuracy.<head>.{mean, std, seeds.s<k>}, macro_f1.<head>.mean (std: sample, ddof=1)."""
+    metrics: dict[str, dict] = {"accuracy": {}, "macro_f1": {}}
+    for name, runs in results.items():
+        acc = np.array([r["test_accuracy"] for r in runs.values()])
+        f1 = np.array([r["macro_f1"] for r in runs.values()])
+        metrics["accuracy"][name] = {"mean": round(float(acc.mean()), 6),
+                                     "std": round(float(acc.std(ddof=1)) if len(acc) > 1 else 0.0, 6),
+                                     "seeds": {f"s{s}": round(r["test_accuracy"], 6) for s, r in runs.items()}}
+        metrics["macro_f1"][name] = {"mean": round(float(f1.mean()), 6)}
+    return metrics
+
+
+def write_curves(results: dict, out_dir: str | Path) -> None:
+    """One CSV per head (its first seed's per-epoch train/val curves) for `dvc plots`."""
+    with atomic_path(out_dir) as tmp:
+        tmp.mkdir(parents=True)
+        for name, runs in results.items():
+            first = runs[min(runs)]
+            with open(tmp / f"{name}.csv", "w", newline="") as f:
+                writer = csv.DictWriter(f, fieldnames=CURVE_FIELDS)
+                writer.writeheader()
+                for row in first["history"]:
+                    writer.writerow({k: round(row[k], 6) if k != "epoch" else row[k] for k in CURVE_FIELDS})

@@ -1,0 +1,134 @@
+"""Heads: the shared verb set for every registered head, and LAYA/ScalarMix against numpy re-computations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import laya.heads
+from laya.config import ConfigError
+from laya.heads import HEADS, build, load, save
+
+DIMS = [5, 7, 3]
+
+
+def _layers(batch=4, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randn(batch, d, generator=g) for d in DIMS]
+
+
+@pytest.mark.parametrize("name", sorted(HEADS))
+def test_every_head_shapes_weights_and_roundtrip(name, tmp_path):
+    torch.manual_seed(0)
+    head = build(name, DIMS, num_classes=6).eval()
+    layers = _layers()
+    logits = head(layers)
+    assert logits.shape == (4, 6)
+    weights = head.layer_weights(layers)
+    if name in ("last", "concat"):
+        assert weights is None
+    else:
+        assert weights.shape == (4, len(DIMS))
+        torch.testing.assert_close(weights.sum(1), torch.ones(4))
+        assert (weights >= 0).all()
+    loaded = load(save(head, tmp_path / name, {"seed": 0}))
+    torch.testing.assert_close(loaded(layers), logits)
+    assert loaded.config["seed"] == 0 and loaded.config["name"] == name
+    with pytest.raises(ValueError, match="expects 3 layers"):
+        head(layers[:2])
+
+
+def _set_linear(linear, rng):
+    linear.weight.data = torch.tensor(rng.normal(size=linear.weight.shape), dtype=torch.float32)
+    linear.bias.data = torch.tensor(rng.normal(size=linear.bias.shape), dtype=torch.float32)
+    return linear.weight.data.numpy().astype(np.float64), linear.bias.data.numpy().astype(np.float64)
+
+
+def _gelu(x):
+    from scipy.special import erf
+
+    return 0.5 * x * (1 + erf(x / np.sqrt(2)))
+
+
+def _softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def test_laya_equals_numpy():
+    rng = np.random.default_rng(1)
+    head = build("laya", DIMS, num_classes=4, d_star=6, tau=0.7, scorer_hidden=9).eval()
+    adapters = [_set_linear(g, rng) for g in head.adapters.projections]
+    s1, s2 = _set_linear(head.scorer[0], rng), _set_linear(head.scorer[2], rng)
+    cls = _set_linear(head.classifier, rng)
+    layers = _layers(batch=5, seed=3)
+    h = [t.numpy().astype(np.float64) for t in layers]
+    z = np.stack([x @ w.T + b for x, (w, b) in zip(h, adapters)], 1)  # (B, L, d*)
+    scores = _gelu(z.reshape(5, -1) @ s1[0].T + s1[1]) @ s2[0].T + s2[1]  # (B, L)
+    alpha = _softmax(scores / 0.7)
+    logits = np.einsum("bl,bld->bd", alpha, z) @ cls[0].T + cls[1]
+    np.testing.assert_allclose(head.layer_weights(layers).detach().numpy(), alpha, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(head(layers).detach().numpy(), logits, rtol=1e-4, atol=1e-4)
+
+
+def test_scalarmix_equals_numpy():
+    rng = np.random.default_rng(2)
+    head = build("scalarmix", DIMS, num_classes=4, d_star=6).eval()
+    adapters = [_set_linear(g, rng) for g in head.adapters.projections]
+    cls = _set_linear(head.classifier, rng)
+    head.scalars.data = torch.tensor([0.5, -1.0, 2.0])
+    head.gamma.data = torch.tensor(1.7)
+    layers = _layers(batch=5, seed=4)
+    z = np.stack([t.numpy() @ w.T + b for t, (w, b) in zip(layers, adapters)], 1)
+    weights = _softmax(np.array([0.5, -1.0, 2.0]))
+    logits = (1.7 * np.einsum("l,bld->bd", weights, z)) @ cls[0].T + cls[1]
+    np.testing.assert_allclose(head(layers).detach().numpy(), logits, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(head.layer_weights(layers).detach().numpy(), np.tile(weights, (5, 1)), rtol=1e-5)
+
+
+def test_scalarmix_starts_uniform_with_unit_scale():
+    head = build("scalarmix", DIMS)
+    torch.testing.assert_close(head.layer_weights(_layers())[0], torch.full((3,), 1 / 3))
+    assert float(head.gamma.detach()) == 1.0
+
+
+def test_small_tau_makes_alpha_one_hot():
+    torch.manual_seed(0)
+    head = build("laya", DIMS, tau=1e-4).eval()
+    alpha = head.layer_weights(_layers(batch=16))
+    assert torch.allclose(alpha.max(1).values, torch.ones(16), atol=1e-4)
+    warm = build("laya", DIMS, tau=100.0).eval()
+    assert warm.layer_weights(_layers(batch=16)).max() < 0.4  # large τ: close to uniform 1/3
+
+
+def test_psi_mlp_is_shared_across_layers():
+    head = build("laya", DIMS, psi="mlp", d_star=8)
+    assert isinstance(head.psi, torch.nn.Sequential) and head.psi[0].in_features == 8
+    assert head(_layers()).shape == (4, 10)
+
+
+@pytest.mark.parametrize("name, params, match", [
+    ("lstm", {}, r"unknown head 'lstm'; valid: \['concat', 'last', 'laya', 'scalarmix'\]"),
+    ("laya", {"tau": 0}, r"heads.laya.tau: expected a positive float, got 0"),
+    ("laya", {"tau": -1.5}, r"heads.laya.tau"),
+    ("laya", {"d_star": 0}, r"heads.laya.d_star: expected a positive int"),
+    ("scalarmix", {"d_star": -3}, r"heads.scalarmix.d_star"),
+    ("laya", {"psi": "relu"}, r"heads.laya.psi: unknown value 'relu'; valid: \['identity', 'mlp'\]"),
+    ("laya", {"temperature": 1.0}, r"heads.laya: unknown key\(s\) \['temperature'\]"),
+])
+def test_bad_head_params_name_the_key(name, params, match):
+    with pytest.raises(ConfigError, match=match):
+        build(name, DIMS, **params)
+
+
+def test_load_refuses_weights_of_another_shape(tmp_path):
+    path = save(build("laya", DIMS), tmp_path / "h")
+    other = save(build("laya", [5, 7, 4]), tmp_path / "other")
+    (path / "model.safetensors").write_bytes((other / "model.safetensors").read_bytes())
+    with pytest.raises(ConfigError, match="weights do not fit the laya head"):
+        load(path)
+
+
+def test_public_api():
+    assert set(laya.heads.__all__) >= {"build", "load", "save", "HEADS"}

@@ -1,0 +1,122 @@
+"""Training heads from a feature cache: the loader, reproducibility, the stage script and its bad inputs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+import yaml
+
+from conftest import REPO, write_feature_store
+from laya import FeatureStore
+from laya.config import ConfigError, from_dict
+from laya.heads import load
+from laya.train import HeadsConfig, TrainConfig, summarise, train_heads
+
+QUICK = TrainConfig(seeds=[0, 1], epochs=8, patience=3, batch_size=32, lr=0.01)
+
+
+@pytest.fixture(scope="module")
+def store_path(tmp_path_factory):
+    return write_feature_store(tmp_path_factory.mktemp("store") / "toy.zarr")
+
+
+@pytest.mark.parametrize("memory", [0, 1 << 30])
+def test_shuffled_batches_visit_every_sample_once_per_epoch(store_path, memory):
+    store = FeatureStore.open(store_path)
+    store.keep_in_memory(memory)
+    rows = {}
+    for epoch in range(2):
+        seen = [np.concatenate([f.numpy() for f in feats], 1)
+                for feats, _ in store.batches("train", 32, shuffle=True, seed=epoch, window_blocks=2)]
+        rows[epoch] = np.concatenate(seen)
+        assert len(rows[epoch]) == 300
+        assert len(np.unique(rows[epoch], axis=0)) == 300  # every row exactly once
+    assert not np.array_equal(rows[0], rows[1])  # a new order each epoch
+    full = np.concatenate([store.array("train", f"layers/{n}")[:] for n in store.layers], 1).astype(np.float32)
+    np.testing.assert_array_equal(np.sort(rows[0], axis=0), np.sort(full, axis=0))
+
+
+def test_memory_keeps_the_same_batches(store_path):
+    cold, warm = FeatureStore.open(store_path), FeatureStore.open(store_path)
+    warm.keep_in_memory(1 << 30)
+    for _ in range(2):  # the second pass is served from memory
+        for (a, ya), (b, yb) in zip(cold.batches("train", 50, shuffle=True, seed=3),
+                                    warm.batches("train", 50, shuffle=True, seed=3)):
+            assert all(torch.equal(x, y) for x, y in zip(a, b)) and torch.equal(ya, yb)
+
+
+def test_same_seed_same_metrics_and_heads_learn(store_path, tmp_path):
+    store = FeatureStore.open(store_path)
+    first = summarise(train_heads(store, HeadsConfig(), QUICK, tmp_path / "a"))
+    second = summarise(train_heads(FeatureStore.open(store_path), HeadsConfig(), QUICK, tmp_path / "b"))
+    assert first == second
+    assert first["accuracy"]["laya"]["mean"] > 0.8  # the label is in layer 1: chance is 1/3
+    assert set(first["accuracy"]["laya"]["seeds"]) == {"s0", "s1"}
+    head = load(tmp_path / "a" / "laya" / "seed1")
+    assert head.config["seed"] == 1 and head.config["layers"] == ["layer0", "layer1", "layer2"]
+    assert round(head.config["test_accuracy"], 6) == first["accuracy"]["laya"]["seeds"]["s1"]
+
+
+def test_layer_subset(store_path, tmp_path):
+    heads = HeadsConfig(names=["last"], layers=[1])
+    metrics = summarise(train_heads(FeatureStore.open(store_path), heads, QUICK, tmp_path / "h"))
+    assert metrics["accuracy"]["last"]["mean"] > 0.8  # reads the informative layer only
+    assert load(tmp_path / "h" / "last" / "seed0").config["layers"] == ["layer1"]
+
+
+def test_layer_index_not_in_store(store_path, tmp_path):
+    with pytest.raises(ConfigError, match=r"layer index \[7\] not in store .* use indices 0..2"):
+        train_heads(FeatureStore.open(store_path), HeadsConfig(layers=[0, 7]), QUICK, tmp_path / "h")
+    assert not (tmp_path / "h").exists()
+
+
+@pytest.mark.parametrize("section, values, match", [
+    (HeadsConfig, {"names": ["laya", "mlp"]}, r"heads.names: unknown head\(s\) \['mlp'\]"),
+    (HeadsConfig, {"lr": 1}, r"heads: unknown key\(s\) \['lr'\]"),
+    (TrainConfig, {"seeds": []}, r"train.seeds: expected a non-empty list"),
+    (TrainConfig, {"epochs": 0}, r"train.epochs: expected a positive integer"),
+    (TrainConfig, {"lr": "fast"}, r"train.lr: expected a number"),
+])
+def test_bad_config(section, values, match):
+    with pytest.raises(ConfigError, match=match):
+        from_dict(section, values, "heads" if section is HeadsConfig else "train")
+
+
+def _stage(tmp_path, store_path, backbone_sha, params):
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    (tmp_path / "backbone.json").write_text(json.dumps({"weights_sha256": backbone_sha, "data_sha256": "d" * 64}))
+    return subprocess.run(
+        [sys.executable, "pipeline/train.py", "--params", str(tmp_path / "params.yaml"), "--name", "toy",
+         "--features", str(store_path), "--backbone-config", str(tmp_path / "backbone.json"),
+         "--out", str(tmp_path / "heads"), "--metrics", str(tmp_path / "m.json"), "--curves", str(tmp_path / "c")],
+        cwd=REPO, capture_output=True, text=True)
+
+
+def test_train_stage_writes_heads_metrics_and_curves(tmp_path, store_path):
+    params = {"device": "cpu", "heads": {"names": ["last", "laya"], "laya": {"tau": 1.0}},
+              "train": {"seeds": [0], "epochs": 3, "batch_size": 64}}
+    done = _stage(tmp_path, store_path, "b" * 64, params)
+    assert done.returncode == 0, done.stderr
+    metrics = json.loads((tmp_path / "m.json").read_text())
+    assert set(metrics["accuracy"]) == {"last", "laya"} and "mean" in metrics["macro_f1"]["laya"]
+    assert (tmp_path / "heads" / "laya" / "seed0" / "model.safetensors").is_file()
+    curve = (tmp_path / "c" / "laya.csv").read_text().splitlines()
+    assert curve[0] == "epoch,train_loss,train_acc,val_loss,val_acc" and len(curve) == 4
+    assert load(tmp_path / "heads" / "laya" / "seed0").tau == 1.0
+
+
+@pytest.mark.parametrize("sha, params, match", [
+    ("0" * 64, {"heads": {}, "train": {}}, "stale feature cache (backbone_sha256"),
+    ("b" * 64, {"heads": {"laya": {"tau": -1}}, "train": {}}, "heads.laya.tau: expected a positive float"),
+    ("b" * 64, {"heads": {"names": ["lasst"]}, "train": {}}, "heads.names: unknown head(s) ['lasst']"),
+])
+def test_train_stage_bad_input_is_one_line(tmp_path, store_path, sha, params, match):
+    done = _stage(tmp_path, store_path, sha, params)
+    assert done.returncode == 2
+    assert match in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "heads").exists() and not (tmp_path / "m.json").exists()
