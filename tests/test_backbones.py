@@ -41,6 +41,7 @@ def test_bad_backbone_configs(cfg, match):
     ({"arch": "timm"}, "backbones.x.model.name: expected a timm model name"),
     ({"arch": "mlp", "lr": -1}, "backbones.x.lr: expected a positive learning rate"),
     ({"arch": "mlp", "epoch": 3}, r"unknown key\(s\) \['epoch'\]"),
+    ({"arch": "mlp", "schedule": "step"}, r"backbones.x.schedule: unknown value 'step'; valid: \['constant', 'cosine'\]"),
 ])
 def test_bad_backbone_params(values, match):
     with pytest.raises(ConfigError, match=match):
@@ -56,6 +57,16 @@ def test_training_learns_and_is_reproducible(prepared_path):
     assert meta_a["test_accuracy"] == meta_b["test_accuracy"]
     for (name, a), (_, b) in zip(model_a.state_dict().items(), model_b.state_dict().items()):
         assert torch.equal(a, b), name
+
+
+def test_cosine_schedule_with_dropout_trains_and_dropout_is_off_when_frozen(prepared_path):
+    data = PreparedData(prepared_path)
+    cfg = replace(TINY_BACKBONES["mlp"], model={"hidden": [32, 16, 8], "dropout": 0.5}, epochs=6, lr=1e-2,
+                  batch_size=16, schedule="cosine", patience=6)
+    model, meta = create_backbone("mlp", cfg, data, torch.device("cpu"), "backbones.mlp")
+    assert meta["test_accuracy"] > 0.5
+    x = torch.randn(4, 1, 28, 28)
+    assert not model.training and torch.equal(model(x), model(x))  # frozen: dropout is the identity
 
 
 def test_probe_mode_trains_only_the_classifier(prepared_path):

@@ -66,7 +66,21 @@ def test_dvc_repro_smoke(tmp_path):
     assert len(vit.layers) == 6 and vit.attrs["mlp_io"]
     assert vit.array("test", "mlp_out_patch").shape == (400, 4, 6, 64)
 
+    for name in ("mlp", "cnn", "vit"):
+        accuracy = read_json(repo / "reports" / "metrics" / f"{name}.json")["accuracy"]
+        assert set(accuracy) == {"last", "concat", "scalarmix", "laya"}
+        assert all(set(acc["seeds"]) == {"s0", "s1"} for acc in accuracy.values())
+        assert (repo / "data" / "heads" / name / "laya" / "seed1" / "model.safetensors").is_file()
+
     again = _run(["dvc", "repro"], repo, env)
     assert "Data and pipelines are up to date" in again, again
     status = _run(["dvc", "status"], repo, env)
     assert "up to date" in status, status
+
+    # an ablation of a head's hyper-parameter reruns the train stages only
+    exp = _run(["dvc", "exp", "run", "-S", "heads.laya.tau=0.5"], repo, env)
+    ran = {line.split("'")[1] for line in exp.splitlines() if line.startswith("Running stage")}
+    assert ran == {"train@mlp", "train@cnn", "train@vit"}, exp
+    assert read_json(repo / "data" / "heads" / "mlp" / "laya" / "seed0" / "config.json")["params"]["tau"] == 0.5
+    diff = _run(["dvc", "metrics", "diff", "--all"], repo, env)
+    assert "reports/metrics/mlp.json" in diff and "accuracy.laya.mean" in diff, diff

@@ -8,6 +8,7 @@ from typing import Any
 from laya.config import choice, require
 
 ARCHS = ("mlp", "cnn", "vit", "timm")
+SCHEDULES = ("constant", "cosine")
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,7 @@ class BackboneConfig:
     patience: int = 2  # early stopping: epochs without a better val accuracy
     lr: float = 1.0e-3
     weight_decay: float = 0.0
+    schedule: str = "constant"  # learning rate: constant | cosine (annealed to 0 over `epochs`)
     batch_size: int = 128
     seed: int = 0
 
@@ -31,6 +33,7 @@ class BackboneConfig:
         require(self.epochs >= 1, f"{key}.epochs", self.epochs, "an integer ≥ 1")
         require(self.patience >= 1, f"{key}.patience", self.patience, "an integer ≥ 1")
         require(self.lr > 0, f"{key}.lr", self.lr, "a positive learning rate")
+        choice(self.schedule, SCHEDULES, f"{key}.schedule")
         require(self.batch_size >= 1, f"{key}.batch_size", self.batch_size, "an integer ≥ 1")
         require(self.input_size is None or self.input_size > 0, f"{key}.input_size", self.input_size,
                 "null or a positive int")

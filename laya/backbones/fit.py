@@ -60,6 +60,7 @@ def fit_backbone(model: nn.Module, prep: Preprocess, splits: dict[str, tuple[np.
     prep.to(device)
     params = trainable_parameters(model, cfg)
     optimizer = torch.optim.Adam(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, cfg.epochs) if cfg.schedule == "cosine" else None
     images, labels = splits["train"]
     labels_t = torch.from_numpy(labels.astype(np.int64))
     generator = torch.Generator().manual_seed(cfg.seed)
@@ -78,6 +79,8 @@ def fit_backbone(model: nn.Module, prep: Preprocess, splits: dict[str, tuple[np.
             loss.backward()
             optimizer.step()
             total_loss += loss.item() * len(rows)
+        if schedule is not None:
+            schedule.step()
         val_acc = accuracy(model, prep, *splits["val"], device)
         history.append({"epoch": epoch, "train_loss": total_loss / len(images), "val_accuracy": val_acc,
                         "seconds": time.perf_counter() - start})

@@ -37,6 +37,8 @@ class TrainConfig:
     batch_size: int = 256
     lr: float = 1e-3
     weight_decay: float = 0.0
+    input_dropout: float = 0.0  # training only: dropout on the layer activations the head reads
+    label_smoothing: float = 0.0
     window_blocks: int = 4  # read blocks shuffled together: larger mixes better, costs memory
     memory_mb: int = 2048  # keep a split's decoded blocks in memory across epochs when it fits this budget
 
@@ -48,4 +50,6 @@ class TrainConfig:
         require(self.patience >= 1, f"{key}.patience", self.patience, "an integer ≥ 1")
         require(self.lr > 0, f"{key}.lr", self.lr, "a positive number")
         require(self.weight_decay >= 0, f"{key}.weight_decay", self.weight_decay, "a number ≥ 0")
+        require(0 <= self.input_dropout < 1, f"{key}.input_dropout", self.input_dropout, "a number in [0, 1)")
+        require(0 <= self.label_smoothing < 1, f"{key}.label_smoothing", self.label_smoothing, "a number in [0, 1)")
         require(self.memory_mb >= 0, f"{key}.memory_mb", self.memory_mb, "an integer ≥ 0 (0 = always read)")

@@ -58,7 +58,7 @@ def fit_head(head: LayerHead, store: FeatureStore, cfg: TrainConfig, layers: lis
     """Train `head` in place; on return it holds the weights of the epoch with the best val accuracy."""
     head.to(device)
     optimizer = torch.optim.Adam(head.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    loss_fn = nn.CrossEntropyLoss()
+    loss_fn = nn.CrossEntropyLoss(label_smoothing=cfg.label_smoothing)
     result, best_acc, best_state = FitResult(), -1.0, None
     bar = tqdm(range(1, cfg.epochs + 1), desc=desc, unit="epoch", leave=False)
     for epoch in bar:
@@ -66,7 +66,8 @@ def fit_head(head: LayerHead, store: FeatureStore, cfg: TrainConfig, layers: lis
         total_loss, correct, seen = torch.zeros(()), torch.zeros((), dtype=torch.long), 0
         for feats, y in store.batches("train", cfg.batch_size, shuffle=True, seed=epoch_seed(seed, epoch),
                                       layers=layers, window_blocks=cfg.window_blocks):
-            feats, y = [f.to(device) for f in feats], y.to(device)
+            feats = [nn.functional.dropout(f.to(device), cfg.input_dropout) for f in feats]
+            y = y.to(device)
             logits = head(feats)
             loss = loss_fn(logits, y)
             optimizer.zero_grad(set_to_none=True)
