@@ -41,7 +41,8 @@ def test_bad_backbone_configs(cfg, match):
     ({"arch": "timm"}, "backbones.x.model.name: expected a timm model name"),
     ({"arch": "mlp", "lr": -1}, "backbones.x.lr: expected a positive learning rate"),
     ({"arch": "mlp", "epoch": 3}, r"unknown key\(s\) \['epoch'\]"),
-    ({"arch": "mlp", "schedule": "step"}, r"backbones.x.schedule: unknown value 'step'; valid: \['constant', 'cosine'\]"),
+    ({"arch": "mlp", "schedule": "step"},
+     r"backbones.x.schedule: unknown value 'step'; valid: \['constant', 'cosine'\]"),
 ])
 def test_bad_backbone_params(values, match):
     with pytest.raises(ConfigError, match=match):

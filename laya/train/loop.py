@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -53,6 +54,26 @@ def epoch_seed(seed: int, epoch: int) -> int:
     return int(np.random.SeedSequence([seed, epoch]).generate_state(1)[0])
 
 
+def train_epoch(head: LayerHead, optimizer: torch.optim.Optimizer, loss_fn: nn.Module,
+                batches: Iterable[tuple[list[torch.Tensor], torch.Tensor]], input_dropout: float = 0.0,
+                device: torch.device | str = "cpu") -> tuple[float, float]:
+    """One pass of Adam steps over `batches` of (layers, labels); returns (mean loss, accuracy)."""
+    head.train()
+    total_loss, correct, seen = torch.zeros(()), torch.zeros((), dtype=torch.long), 0
+    for feats, y in batches:
+        feats = [nn.functional.dropout(f.to(device), input_dropout) for f in feats]
+        y = y.to(device)
+        logits = head(feats)
+        loss = loss_fn(logits, y)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        total_loss += loss.detach().cpu() * len(y)
+        correct += (logits.argmax(1) == y).sum().cpu()
+        seen += len(y)
+    return float(total_loss) / seen, int(correct) / seen
+
+
 def fit_head(head: LayerHead, store: FeatureStore, cfg: TrainConfig, layers: list[int], seed: int,
              device: torch.device | str = "cpu", desc: str = "train") -> FitResult:
     """Train `head` in place; on return it holds the weights of the epoch with the best val accuracy."""
@@ -62,23 +83,12 @@ def fit_head(head: LayerHead, store: FeatureStore, cfg: TrainConfig, layers: lis
     result, best_acc, best_state = FitResult(), -1.0, None
     bar = tqdm(range(1, cfg.epochs + 1), desc=desc, unit="epoch", leave=False)
     for epoch in bar:
-        head.train()
-        total_loss, correct, seen = torch.zeros(()), torch.zeros((), dtype=torch.long), 0
-        for feats, y in store.batches("train", cfg.batch_size, shuffle=True, seed=epoch_seed(seed, epoch),
-                                      layers=layers, window_blocks=cfg.window_blocks):
-            feats = [nn.functional.dropout(f.to(device), cfg.input_dropout) for f in feats]
-            y = y.to(device)
-            logits = head(feats)
-            loss = loss_fn(logits, y)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
-            total_loss += loss.detach().cpu() * len(y)
-            correct += (logits.argmax(1) == y).sum().cpu()
-            seen += len(y)
+        batches = store.batches("train", cfg.batch_size, shuffle=True, seed=epoch_seed(seed, epoch), layers=layers,
+                                window_blocks=cfg.window_blocks)
+        train_loss, train_acc = train_epoch(head, optimizer, loss_fn, batches, cfg.input_dropout, device)
         val = predict(head, store, "val", layers, device=device)
         val_loss = float(nn.functional.cross_entropy(torch.from_numpy(val.logits), torch.from_numpy(val.labels)))
-        result.history.append({"epoch": epoch, "train_loss": float(total_loss) / seen, "train_acc": int(correct) / seen,
+        result.history.append({"epoch": epoch, "train_loss": train_loss, "train_acc": train_acc,
                                "val_loss": val_loss, "val_acc": val.accuracy})
         bar.set_postfix(val_acc=f"{val.accuracy:.4f}")
         if val.accuracy > best_acc:
