@@ -36,7 +36,43 @@ def accuracy_table(metrics_dir: Path, backbones: list[str], heads: list[str] | N
     return "\n".join(lines) + f"\n\nTest accuracy, mean ± sample std over {seeds} seeds; macro-F1 mean."
 
 
-def render(metrics_dir: str | Path, backbones: list[str], heads: list[str] | None = None) -> str:
+def attribution_table(metrics_dir: Path, backbones: list[str], methods: list[str] | None = None) -> str:
+    """Markdown: per method and backbone, faithfulness / Deletion@1 / deletion AUC / ms per explanation.
+    Rows follow `methods` (params evaluate.methods), then any other method found."""
+    found = {b: read_json(metrics_dir / f"evaluate_{b}.json", "evaluate metrics") for b in backbones
+             if (metrics_dir / f"evaluate_{b}.json").is_file()}
+    if not found:
+        return "(no evaluate metrics yet: run `dvc repro evaluate@<backbone>`)"
+    methods = list(dict.fromkeys([*(methods or []), *(m for e in found.values() for m in e["faithfulness"])]))
+    lines = ["| method | " + " | ".join(f"{b} faithfulness | {b} Deletion@1 | {b} del. AUC | {b} ms/expl."
+                                        for b in found) + " |", "|---|" + "---|" * (4 * len(found))]
+    for method in methods:
+        cells = []
+        for e in found.values():
+            if method not in e["faithfulness"]:
+                cells += ["—"] * 4
+                continue
+            undefined = e["faithfulness_undefined"][method]
+            cells += [f"{e['faithfulness'][method]:.4f}" + (f" ({undefined} undef.)" if undefined else ""),
+                      f"{e['deletion_at_1'][method]:.4f}", f"{e['deletion_auc'][method]:.4f}",
+                      f"{e['ms_per_explanation'][method]:.4f}"]
+        lines.append(f"| {method} | " + " | ".join(cells) + " |")
+    heads = list(dict.fromkeys(h for e in found.values() for h in e["accuracy"]))
+    lines += ["", "Accuracy with one layer ablated (intact accuracy first):", "",
+              "| backbone | head | intact | " + " | ".join(f"without layer {i}" for i in range(
+                  max(len(e["ablated_accuracy"][h]) for e in found.values() for h in e["ablated_accuracy"]))) + " |",
+              "|---|---|---|" + "---|" * max(len(e["ablated_accuracy"][h]) for e in found.values()
+                                             for h in e["ablated_accuracy"])]
+    for b, e in found.items():
+        for h in heads:
+            if h in e["accuracy"]:
+                ablated = " | ".join(f"{v:.4f} ({k})" for k, v in e["ablated_accuracy"][h].items())
+                lines.append(f"| {b} | {h} | {e['accuracy'][h]:.4f} | {ablated} |")
+    return "\n".join(lines)
+
+
+def render(metrics_dir: str | Path, backbones: list[str], heads: list[str] | None = None,
+           methods: list[str] | None = None) -> str:
     metrics_dir = Path(metrics_dir)
     return "\n".join([
         "# laya report", "",
@@ -44,4 +80,9 @@ def render(metrics_dir: str | Path, backbones: list[str], heads: list[str] | Non
         "## Frozen backbones", "", backbone_table(metrics_dir, backbones), "",
         "## Heads trained on the feature cache (Fashion-MNIST test split)", "",
         accuracy_table(metrics_dir, backbones, heads), "",
+        "## Layer attributions vs leave-one-layer-out (test split)", "",
+        "Faithfulness: mean Spearman(attribution, LOO effect) across layers; Deletion@1: mean drop of the "
+        "predicted class's probability when the top-ranked layer is ablated; del. AUC: area under the deletion "
+        "curve (lower is better); ms/expl.: milliseconds per explanation, measured in the same run.", "",
+        attribution_table(metrics_dir, backbones, methods), "",
     ])

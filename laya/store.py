@@ -126,10 +126,13 @@ class FeatureStore:
         for w in range(0, len(starts), window_blocks):
             blocks = [self.read_block(split, int(s), min(int(s) + rows, total), layers)
                       for s in starts[w:w + window_blocks]]
-            feats = [np.concatenate([b[0][j] for b in blocks]) for j in range(len(layers))]
-            labels = np.concatenate([b[1] for b in blocks])
-            order = rng.permutation(len(labels)) if shuffle else np.arange(len(labels))
-            for lo in range(0, len(order), batch_size):
-                pick = order[lo:lo + batch_size]
-                yield ([torch.from_numpy(f[pick]).to(dtype) for f in feats],
-                       torch.from_numpy(labels[pick].astype(np.int64)))
+            # one dtype conversion per window; batches are then row gathers (shuffled) or views (in order)
+            feats = [torch.from_numpy(np.concatenate([b[0][j] for b in blocks])).to(dtype) for j in range(len(layers))]
+            labels = torch.from_numpy(np.concatenate([b[1] for b in blocks]).astype(np.int64))
+            order = torch.from_numpy(rng.permutation(len(labels))) if shuffle else None
+            for lo in range(0, len(labels), batch_size):
+                if order is None:
+                    yield [f[lo:lo + batch_size] for f in feats], labels[lo:lo + batch_size]
+                else:
+                    pick = order[lo:lo + batch_size]
+                    yield [f.index_select(0, pick) for f in feats], labels.index_select(0, pick)

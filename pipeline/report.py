@@ -2,7 +2,7 @@
 
     python pipeline/report.py --metrics-dir reports/metrics --out reports/report.md
 
-Reads params `backbones` (which backbones to tabulate, in order) and `heads.names` (row order).
+Reads params `backbones` (which backbones to tabulate, in order) and `heads.names`, `evaluate.methods` (row order).
 """
 
 from laya.cli import parser, run
@@ -18,7 +18,8 @@ def main() -> None:
     args = p.parse_args()
     params = load_params(args.params)
     backbones = list(section(params, "backbones"))
-    text = render(args.metrics_dir, backbones, section(params, "heads").get("names"))
+    text = render(args.metrics_dir, backbones, section(params, "heads").get("names"),
+                  section(params, "evaluate").get("methods"))
     with atomic_path(args.out) as tmp:
         tmp.write_text(text)
     print(f"report: wrote {args.out} ({len(backbones)} backbones)")

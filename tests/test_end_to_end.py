@@ -1,5 +1,6 @@
 """`dvc repro` of the real pipeline on a tiny subset of real Fashion-MNIST, in a copy of the repo."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -12,6 +13,7 @@ import yaml
 from conftest import REPO
 from laya import FeatureStore
 from laya.data.fashion_mnist import DEBIAN_ROOT
+from laya.evaluate.explain import validate
 from laya.io import read_json
 
 pytestmark = pytest.mark.skipif(not (DEBIAN_ROOT / "train-images-idx3-ubyte.gz").is_file(),
@@ -32,6 +34,13 @@ def _copy_repo(dest: Path) -> None:
         if (REPO / rel).is_file():
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / rel, dest / rel)
+
+
+NAMES = ("mlp", "cnn", "vit")
+
+
+def _stages_run(log: str) -> set[str]:
+    return {line.split("'")[1] for line in log.splitlines() if line.startswith("Running stage")}
 
 
 def _run(cmd, cwd, env):
@@ -71,6 +80,14 @@ def test_dvc_repro_smoke(tmp_path):
         assert set(accuracy) == {"last", "concat", "scalarmix", "laya"}
         assert all(set(acc["seeds"]) == {"s0", "s1"} for acc in accuracy.values())
         assert (repo / "data" / "heads" / name / "laya" / "seed1" / "model.safetensors").is_file()
+        evaluation = read_json(repo / "reports" / "metrics" / f"evaluate_{name}.json")
+        assert evaluation["faithfulness"]["loo"] > 0.99 and "ig" in evaluation["ms_per_explanation"]
+        payloads = (repo / "reports" / "explanations" / f"{name}.jsonl").read_text().splitlines()
+        assert len(payloads) == 10
+        for line in payloads:
+            validate(json.loads(line))
+        assert (repo / "reports" / "figures" / name / "alpha_by_class.png").stat().st_size > 10_000
+    assert "| laya |" in (repo / "reports" / "report.md").read_text()
 
     again = _run(["dvc", "repro"], repo, env)
     assert "Data and pipelines are up to date" in again, again
@@ -79,8 +96,12 @@ def test_dvc_repro_smoke(tmp_path):
 
     # an ablation of a head's hyper-parameter reruns the train stages only
     exp = _run(["dvc", "exp", "run", "-S", "heads.laya.tau=0.5"], repo, env)
-    ran = {line.split("'")[1] for line in exp.splitlines() if line.startswith("Running stage")}
-    assert ran == {"train@mlp", "train@cnn", "train@vit"}, exp
+    assert _stages_run(exp) == {f"{stage}@{name}" for stage in ("train", "evaluate") for name in NAMES} | {"report"}
     assert read_json(repo / "data" / "heads" / "mlp" / "laya" / "seed0" / "config.json")["params"]["tau"] == 0.5
     diff = _run(["dvc", "metrics", "diff", "--all"], repo, env)
     assert "reports/metrics/mlp.json" in diff and "accuracy.laya.mean" in diff, diff
+
+    # the ablation kind of the evaluation reruns the evaluate stages only
+    exp = _run(["dvc", "exp", "run", "-S", "evaluate.ablation=zero"], repo, env)
+    assert _stages_run(exp) == {f"evaluate@{name}" for name in NAMES} | {"report"}, exp
+    assert "faithfulness.laya" in _run(["dvc", "metrics", "diff", "--all"], repo, env)

@@ -1,0 +1,75 @@
+"""WIA-AI-009 local explanations: one JSON payload per explained test input, α(x) beside its LOO check.
+
+Confidence levels from the predicted class's probability p: low p < t_low, medium t_low ≤ p < t_high,
+high p ≥ t_high (params evaluate.confidence, default [0.6, 0.9]). Payloads are deterministic: the
+explanation_id is a UUID-5 of (backbone, cache fingerprint, test row), and no wall-clock time is stored.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import numpy as np
+
+import laya
+from laya.evaluate.faithfulness import spearman_rows
+from laya.evaluate.run import Evaluation
+
+SCHEMA_PATH = Path(__file__).with_name("wia_ai_009.schema.json")
+NAMESPACE = uuid.UUID("6f1c1d52-2b0e-4c39-9a55-6c9d1c0e0a09")
+
+
+def confidence_level(probability: float, thresholds: list[float]) -> str:
+    low, high = thresholds
+    return "low" if probability < low else "medium" if probability < high else "high"
+
+
+def explanations(ev: Evaluation, backbone: str, head_config: dict, fingerprint: str, ablation: str,
+                 count: int, thresholds: list[float]) -> list[dict]:
+    """Payloads for the first `count` evaluated test inputs (LAYA head)."""
+    alpha, effects, probs = ev.attributions["laya"], ev.effects["laya"], ev.probs["laya"]
+    rho = spearman_rows(alpha[:count], effects[:count])
+    payloads = []
+    for row in range(min(count, len(ev.labels))):
+        predicted = int(probs[row].argmax())
+        probability = float(probs[row, predicted])
+        index = int(ev.index[row])
+        payloads.append({
+            "standard": "WIA-AI-009",
+            "version": "1.0",
+            "explanation_id": str(uuid.uuid5(NAMESPACE, f"{backbone}/{fingerprint}/test/{index}")),
+            "explanation_type": "local",
+            "method": "attention",
+            "model_info": {"model_id": f"laya-{backbone}-seed{head_config['seed']}", "model_type": "LAYA head",
+                           "model_version": laya.__version__, "framework": "pytorch"},
+            "model_architecture": {"backbone": backbone, "head": "laya", "layers": ev.layers,
+                                   "dims": head_config["dims"], **head_config["params"]},
+            "input": {"id": f"test/{index}", "split": "test", "index": index,
+                      "true_label": {"index": int(ev.labels[row]), "class": ev.classes[int(ev.labels[row])]}},
+            "prediction": {"value": predicted, "class": ev.classes[predicted], "probability": round(probability, 6),
+                           "confidence": confidence_level(probability, thresholds)},
+            "explanation": {
+                "attention_weights": {name: round(float(a), 6) for name, a in zip(ev.layers, alpha[row])},
+                "validation": {"loo_effects": {name: round(float(e), 6) for name, e in zip(ev.layers, effects[row])},
+                               "ablation": ablation,
+                               "spearman": None if np.isnan(rho[row]) else round(float(rho[row]), 6)},
+            },
+            "metadata": {"cache_fingerprint": fingerprint,
+                         "confidence_thresholds": {"low": f"p < {thresholds[0]}",
+                                                   "medium": f"{thresholds[0]} ≤ p < {thresholds[1]}",
+                                                   "high": f"p ≥ {thresholds[1]}"}},
+        })
+    return payloads
+
+
+def load_schema() -> dict:
+    return json.loads(SCHEMA_PATH.read_text())
+
+
+def validate(payload: dict, schema: dict | None = None) -> None:
+    """Raise jsonschema.ValidationError when `payload` does not follow the schema."""
+    import jsonschema
+
+    jsonschema.validate(payload, schema or load_schema())

@@ -1,0 +1,110 @@
+"""Layer attribution methods, one verb: `method.attribute(head, layers, target) -> (B, L)`.
+
+Intrinsic: LAYA's α(x), ScalarMix's static softmax weights. Post-hoc through Captum on the head's layer inputs:
+Integrated Gradients (baseline = the ablation values, so its completeness sum matches what LOO removes),
+Gradient×Activation, Saliency (|gradient|). Per-feature attributions are summed over each layer's features.
+`random` is the floor, `loo` (the effects themselves) the oracle.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from laya.config import ConfigError
+from laya.evaluate.ablation import leave_one_out
+
+
+def _inputs(layers: list[torch.Tensor]) -> tuple[torch.Tensor, ...]:
+    """Fresh leaf tensors that require gradients (Captum differentiates with respect to them)."""
+    return tuple(t.detach().requires_grad_(True) for t in layers)
+
+
+def _per_layer(attributions: tuple[torch.Tensor, ...]) -> torch.Tensor:
+    return torch.stack([a.sum(dim=1) for a in attributions], dim=1).detach()  # (B, L)
+
+
+class _Forward(torch.nn.Module):
+    """Captum wants inputs as separate tensors: forward(*layers) -> logits."""
+
+    def __init__(self, head: torch.nn.Module):
+        super().__init__()
+        self.head = head
+
+    def forward(self, *layers: torch.Tensor) -> torch.Tensor:
+        return self.head(list(layers))
+
+
+class Intrinsic:
+    """The head's own `layer_weights` (LAYA α(x), ScalarMix softmax(w))."""
+
+    def __init__(self, values: list[torch.Tensor], seed: int = 0):
+        pass
+
+    def attribute(self, head, layers, target):
+        weights = head.layer_weights(layers)
+        if weights is None:
+            raise ConfigError(f"evaluate.methods: the {head.name} head has no layer weights; use it with a "
+                              f"post-hoc method instead.")
+        return weights.detach()
+
+
+class IntegratedGradients:
+    steps = 50
+
+    def __init__(self, values: list[torch.Tensor], seed: int = 0):
+        self.values = values
+
+    def attribute(self, head, layers, target):
+        from captum.attr import IntegratedGradients as CaptumIG
+
+        baselines = tuple(v.expand_as(t) for v, t in zip(self.values, layers))
+        ig = CaptumIG(_Forward(head))
+        return _per_layer(ig.attribute(_inputs(layers), baselines=baselines, target=target, n_steps=self.steps,
+                                       internal_batch_size=len(target)))
+
+
+class GradientTimesActivation:
+    def __init__(self, values: list[torch.Tensor], seed: int = 0):
+        pass
+
+    def attribute(self, head, layers, target):
+        from captum.attr import InputXGradient
+
+        return _per_layer(InputXGradient(_Forward(head)).attribute(_inputs(layers), target=target))
+
+
+class Saliency:
+    def __init__(self, values: list[torch.Tensor], seed: int = 0):
+        pass
+
+    def attribute(self, head, layers, target):
+        from captum.attr import Saliency as CaptumSaliency
+
+        return _per_layer(CaptumSaliency(_Forward(head)).attribute(_inputs(layers), target=target, abs=True))
+
+
+class Random:
+    def __init__(self, values: list[torch.Tensor], seed: int = 0):
+        self.generator = torch.Generator().manual_seed(seed)
+
+    def attribute(self, head, layers, target):
+        return torch.rand(len(target), len(layers), generator=self.generator)
+
+
+class LeaveOneOutOracle:
+    def __init__(self, values: list[torch.Tensor], seed: int = 0):
+        self.values = values
+
+    def attribute(self, head, layers, target):
+        return leave_one_out(head, layers, self.values, target).effects
+
+
+METHODS = {"laya": Intrinsic, "scalarmix": Intrinsic, "ig": IntegratedGradients,
+           "grad_x_act": GradientTimesActivation, "saliency": Saliency, "random": Random, "loo": LeaveOneOutOracle}
+HEAD_OF = {"scalarmix": "scalarmix"}  # the head a method explains; every other method explains LAYA
+
+
+def build_method(name: str, values: list[torch.Tensor], seed: int = 0):
+    if name not in METHODS:
+        raise ConfigError(f"evaluate.methods: unknown method {name!r}; valid: {sorted(METHODS)}.")
+    return METHODS[name](values, seed)

@@ -1,0 +1,169 @@
+"""Evaluation on heads whose answer is known: LOO, faithfulness, Deletion@1, ablation kinds, payload schema."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from conftest import write_feature_store
+from laya import FeatureStore
+from laya.config import ConfigError, from_dict
+from laya.evaluate import (
+    EvaluateConfig,
+    ablation_values,
+    build_method,
+    deletion_at_1,
+    deletion_auc,
+    deletion_curve,
+    faithfulness,
+    leave_one_out,
+    spearman_rows,
+)
+from laya.evaluate.explain import confidence_level, explanations, load_schema, validate
+from laya.evaluate.run import depth_patterns, evaluate_heads, layer_means, metrics
+from laya.heads import LayerHead
+from laya.train import HeadsConfig, TrainConfig, train_heads
+
+
+class ReadsOneLayer(LayerHead):
+    """logits = W h_k: depends on layer k only (so only ablating k changes anything); every layer stays in the
+    graph with weight 0, as in real heads that read all layers."""
+
+    name = "reads_one"
+
+    def __init__(self, dims, k, weight):
+        super().__init__(dims, weight.shape[0], {})
+        self.k = k
+        self.linear = nn.Linear(dims[k], weight.shape[0], bias=False)
+        self.linear.weight.data = weight
+
+    def forward(self, layers):
+        return self.linear(layers[self.k]) + 0 * sum(t.sum(1, keepdim=True) for t in layers)
+
+
+def test_loo_effects_of_a_head_that_reads_one_layer_equal_hand_values():
+    weight = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    head = ReadsOneLayer([2, 2, 2], 1, weight)
+    layers = [torch.randn(3, 2), torch.tensor([[2.0, 0.0], [0.0, 1.0], [1.0, 1.5]]), torch.randn(3, 2)]
+    values = ablation_values("zero", [np.zeros(2)] * 3)
+    loo = leave_one_out(head, layers, values)
+    p = torch.softmax(layers[1], 1)
+    expected_target = p.argmax(1)
+    p_c = p.gather(1, expected_target[:, None])[:, 0]
+    torch.testing.assert_close(loo.target, expected_target)
+    torch.testing.assert_close(loo.effects[:, 1], p_c - 0.5)  # zero input → uniform over 2 classes
+    torch.testing.assert_close(loo.effects[:, [0, 2]], torch.zeros(3, 2))
+
+
+def test_mean_vs_zero_ablation():
+    means = [np.array([1.0, -2.0]), np.array([3.0])]
+    mean_values, zero_values = ablation_values("mean", means), ablation_values("zero", means)
+    torch.testing.assert_close(mean_values[0], torch.tensor([1.0, -2.0]))
+    torch.testing.assert_close(zero_values[1], torch.zeros(1))
+    head = ReadsOneLayer([2, 1], 0, torch.tensor([[1.0, 0.0], [0.0, 1.0]]))
+    layers = [torch.tensor([[0.0, 0.0]]), torch.tensor([[5.0]])]
+    # zero ablation of layer 0 changes nothing here (it is zero already); mean ablation does
+    assert float(leave_one_out(head, layers, zero_values).effects[0, 0]) == 0.0
+    p_mean = torch.softmax(torch.tensor([1.0, -2.0]), 0)
+    assert float(leave_one_out(head, layers, mean_values).effects[0, 0]) == pytest.approx(0.5 - float(p_mean[0]))
+    with pytest.raises(ConfigError, match=r"evaluate.ablation: unknown value 'noise'"):
+        ablation_values("noise", means)
+
+
+def test_spearman_with_ties_and_undefined_rows():
+    from scipy.stats import spearmanr
+
+    a = np.array([[1.0, 2.0, 2.0, 4.0], [3.0, 3.0, 3.0, 3.0], [4.0, 1.0, 2.0, 3.0]])
+    b = np.array([[1.0, 1.0, 3.0, 2.0], [1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0]])
+    rho = spearman_rows(a, b)
+    assert rho[0] == pytest.approx(spearmanr(a[0], b[0]).statistic)
+    assert np.isnan(rho[1])
+    assert rho[2] == pytest.approx(spearmanr(a[2], b[2]).statistic)
+    scores = faithfulness(a, b)
+    assert scores["faithfulness_undefined"] == 1
+    assert scores["faithfulness"] == pytest.approx((rho[0] + rho[2]) / 2)
+
+
+def test_deletion_at_1_and_curve_by_hand():
+    effects = np.array([[0.1, 0.5, 0.0], [0.3, 0.0, 0.2]])
+    attribution = np.array([[0.2, 0.7, 0.1], [0.1, 0.1, 0.8]])
+    assert deletion_at_1(attribution, effects) == pytest.approx((0.5 + 0.2) / 2)
+    head = ReadsOneLayer([1, 1], 0, torch.tensor([[1.0], [-1.0]]))
+    layers = [torch.tensor([[1.0]]), torch.tensor([[0.0]])]
+    values = ablation_values("zero", [np.zeros(1), np.zeros(1)])
+    target = torch.tensor([0])
+    curve = deletion_curve(head, layers, values, torch.tensor([[0.9, 0.1]]), target)
+    p0 = float(torch.softmax(torch.tensor([1.0, -1.0]), 0)[0])
+    torch.testing.assert_close(curve, torch.tensor([[p0, 0.5, 0.5]]))
+    assert deletion_auc(curve.numpy()) == pytest.approx((p0 + 0.5) / 2 * 0.5 + 0.5 * 0.5)
+
+
+def test_oracle_and_one_layer_head_are_perfectly_faithful():
+    head = ReadsOneLayer([2, 2, 2], 2, torch.eye(2) * 3)
+    layers = [torch.randn(20, 2) for _ in range(3)]
+    values = ablation_values("zero", [np.zeros(2)] * 3)
+    loo = leave_one_out(head, layers, values)
+    oracle = build_method("loo", values).attribute(head, layers, loo.target)
+    torch.testing.assert_close(oracle, loo.effects)
+    grads = build_method("grad_x_act", values).attribute(head, layers, loo.target)
+    assert (grads[:, :2] == 0).all()  # layers 0 and 1 get no gradient
+    with pytest.raises(ConfigError, match=r"unknown method 'shap'"):
+        build_method("shap", values)
+
+
+def test_confidence_levels():
+    assert [confidence_level(p, [0.6, 0.9]) for p in (0.3, 0.6, 0.89, 0.9)] == ["low", "medium", "medium", "high"]
+
+
+def test_bad_evaluate_params():
+    with pytest.raises(ConfigError, match=r"evaluate.methods: unknown method\(s\) \['lime'\]"):
+        from_dict(EvaluateConfig, {"methods": ["laya", "lime"]}, "evaluate")
+    with pytest.raises(ConfigError, match=r"evaluate.confidence"):
+        from_dict(EvaluateConfig, {"confidence": [0.9, 0.6]}, "evaluate")
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("eval")
+    store = FeatureStore.open(write_feature_store(tmp / "toy.zarr"))
+    train_heads(store, HeadsConfig(names=["scalarmix", "laya"]),
+                TrainConfig(seeds=[0], epochs=8, lr=0.01, batch_size=32), tmp / "heads")
+    return store, tmp / "heads"
+
+
+def test_layer_means_are_chunkwise_exact(trained):
+    store, _ = trained
+    means = layer_means(store, "train", [0, 2])
+    np.testing.assert_allclose(means[1], store.array("train", "layers/layer2")[:].astype(np.float64).mean(0))
+
+
+def test_evaluate_on_a_tiny_cache_finds_the_informative_layer(trained):
+    store, heads = trained
+    ev = evaluate_heads(store, heads, EvaluateConfig(batch_size=50, max_samples=100))
+    scores = metrics(ev)
+    assert len(ev.labels) == 100
+    assert scores["faithfulness"]["loo"] == pytest.approx(1.0)
+    assert scores["faithfulness"]["laya"] > scores["faithfulness"]["random"]
+    assert scores["deletion_at_1"]["laya"] > scores["deletion_at_1"]["random"] + 0.2
+    assert scores["ablated_accuracy"]["laya"]["layer1"] < scores["accuracy"]["laya"] - 0.3
+    assert scores["ms_per_explanation"]["ig"] > scores["ms_per_explanation"]["laya"]
+    patterns = depth_patterns(ev)
+    assert int(np.argmax(patterns["alpha_mean"])) == 1
+    assert len(patterns["alpha_by_class"]) == 3 and len(patterns["agreement"]["spearman"]) == 7
+    config = json.loads((heads / "laya" / "seed0" / "config.json").read_text())
+    payloads = explanations(ev, "toy", config, "toy", "mean", 10, [0.6, 0.9])
+    assert len(payloads) == 10
+    schema = load_schema()
+    for payload in payloads:
+        validate(payload, schema)
+        assert payload["standard"] == "WIA-AI-009" and set(payload["explanation"]["attention_weights"]) == {
+            "layer0", "layer1", "layer2"}
+    broken = {**payloads[0], "prediction": {**payloads[0]["prediction"], "confidence": "very high"}}
+    import jsonschema
+
+    with pytest.raises(jsonschema.ValidationError):
+        validate(broken, schema)
