@@ -53,8 +53,11 @@ def attribution_table(metrics_dir: Path, backbones: list[str], methods: list[str
                 cells += ["—"] * 4
                 continue
             undefined = e["faithfulness_undefined"][method]
-            cells += [f"{e['faithfulness'][method]:.4f}" + (f" ({undefined} undef.)" if undefined else ""),
-                      f"{e['deletion_at_1'][method]:.4f}", f"{e['deletion_auc'][method]:.4f}",
+            spread = {g: f" ± {e[f'{g}_std'][method]:.3f}" if f"{g}_std" in e else ""
+                      for g in ("faithfulness", "deletion_at_1")}
+            cells += [f"{e['faithfulness'][method]:.3f}{spread['faithfulness']}"
+                      + (f" ({undefined} undef.)" if undefined else ""),
+                      f"{e['deletion_at_1'][method]:.3f}{spread['deletion_at_1']}", f"{e['deletion_auc'][method]:.4f}",
                       f"{e['ms_per_explanation'][method]:.4f}"]
         lines.append(f"| {method} | " + " | ".join(cells) + " |")
     heads = list(dict.fromkeys(h for e in found.values() for h in e["accuracy"]))
@@ -83,6 +86,7 @@ def render(metrics_dir: str | Path, backbones: list[str], heads: list[str] | Non
         "## Layer attributions vs leave-one-layer-out (test split)", "",
         "Faithfulness: mean Spearman(attribution, LOO effect) across layers; Deletion@1: mean drop of the "
         "predicted class's probability when the top-ranked layer is ablated; del. AUC: area under the deletion "
-        "curve (lower is better); ms/expl.: milliseconds per explanation, measured in the same run.", "",
+        "curve (lower is better); ms/expl.: milliseconds per explanation, measured in the same run. "
+        "Mean ± sample std over the evaluated seeds.", "",
         attribution_table(metrics_dir, backbones, methods), "",
     ])

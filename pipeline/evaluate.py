@@ -17,7 +17,7 @@ from laya.cli import parser, run
 from laya.config import ConfigError, from_dict, load_params, section
 from laya.evaluate import EvaluateConfig
 from laya.evaluate.explain import explanations, load_schema, validate
-from laya.evaluate.run import depth_patterns, evaluate_heads, metrics
+from laya.evaluate.run import depth_patterns, evaluate_heads, metrics, summarise_seeds
 from laya.io import atomic_path, read_json, write_json
 from laya.store import FeatureStore
 
@@ -34,14 +34,22 @@ def main() -> None:
     args = p.parse_args()
     cfg = from_dict(EvaluateConfig, section(load_params(args.params), "evaluate"), "evaluate")
     store = FeatureStore.open(args.features)
-    head_config = read_json(Path(args.heads) / "laya" / f"seed{cfg.seed}" / "config.json", "LAYA head config")
-    if head_config["cache_fingerprint"] != store.fingerprint["hash"]:
-        raise ConfigError(f"{args.heads}: heads were trained on another cache than {args.features} "
-                          f"({head_config['cache_fingerprint']} vs {store.fingerprint['hash']}); "
-                          f"rerun `dvc repro train@{args.name}`.")
+    for seed in cfg.seeds:
+        path = Path(args.heads) / "laya" / f"seed{seed}" / "config.json"
+        if not path.is_file():
+            raise ConfigError(f"{path}: no LAYA head trained with seed {seed}; evaluate.seeds must be a subset of "
+                              f"train.seeds (rerun `dvc repro train@{args.name}`).")
+        if read_json(path, "LAYA head config")["cache_fingerprint"] != store.fingerprint["hash"]:
+            raise ConfigError(f"{args.heads}: heads were trained on another cache than {args.features}; "
+                              f"rerun `dvc repro train@{args.name}`.")
+    head_config = read_json(Path(args.heads) / "laya" / f"seed{cfg.seeds[0]}" / "config.json", "LAYA head config")
     started = time.perf_counter()
-    ev = evaluate_heads(store, args.heads, cfg)
-    scores, patterns = metrics(ev), depth_patterns(ev)
+    per_seed, ev = [], None
+    for seed in cfg.seeds:
+        evaluation = evaluate_heads(store, args.heads, cfg, seed)
+        per_seed.append(metrics(evaluation))
+        ev = ev or evaluation  # explanations, patterns and figures: the first seed
+    scores, patterns = summarise_seeds(per_seed), depth_patterns(ev)
     payloads = explanations(ev, args.name, head_config, store.fingerprint["hash"], cfg.ablation, cfg.explain_n,
                             cfg.confidence) if "laya" in ev.attributions else []
     schema = load_schema()
@@ -53,17 +61,19 @@ def main() -> None:
         tmp.write_text("".join(json.dumps(p, sort_keys=True, ensure_ascii=False) + "\n" for p in payloads))
     with atomic_path(args.figures) as tmp:
         tmp.mkdir(parents=True)
-        title = f"{args.name}: LAYA head, {len(ev.labels)} test inputs"
+        title = f"{args.name}: LAYA head (seed {cfg.seeds[0]}), {len(ev.labels)} test inputs"
         if "alpha_mean" in patterns:
             plots.alpha_per_layer(patterns, f"{title} — α per layer", tmp / "alpha_per_layer.png")
             plots.class_layer_heatmap(patterns, f"{args.name}: mean α by true class", tmp / "alpha_by_class.png")
-        plots.method_scores(scores, f"{args.name}: attribution methods vs leave-one-layer-out ({cfg.ablation})",
+        plots.method_scores(scores, f"{args.name}: attribution methods vs leave-one-layer-out ({cfg.ablation}, "
+                            f"mean of {len(cfg.seeds)} seeds)",
                             tmp / "methods.png")
         plots.deletion_curves(patterns, f"{args.name}: deletion curves", tmp / "deletion_curves.png")
         plots.agreement_matrix(patterns, f"{args.name}: method agreement", tmp / "agreement.png")
     line = ", ".join(f"{m} {scores['faithfulness'][m]:.3f}/{scores['deletion_at_1'][m]:.3f}"
                      for m in scores["faithfulness"])
-    print(f"evaluate@{args.name}: faithfulness/Deletion@1 {line}; {len(payloads)} explanations; "
+    print(f"evaluate@{args.name}: faithfulness/Deletion@1 (mean of {len(cfg.seeds)} seeds) {line}; "
+          f"{len(payloads)} explanations; "
           f"{time.perf_counter() - started:.0f}s")
 
 

@@ -24,7 +24,7 @@ from laya.evaluate import (
     spearman_rows,
 )
 from laya.evaluate.explain import confidence_level, explanations, load_schema, validate
-from laya.evaluate.run import depth_patterns, evaluate_heads, layer_means, metrics
+from laya.evaluate.run import depth_patterns, evaluate_heads, layer_means, metrics, summarise_seeds
 from laya.heads import LayerHead
 from laya.train import HeadsConfig, TrainConfig, train_heads
 
@@ -115,6 +115,19 @@ def test_oracle_and_one_layer_head_are_perfectly_faithful():
         build_method("shap", values)
 
 
+def test_metrics_over_seeds_are_means_with_stds():
+    one = {"faithfulness": {"laya": 0.8}, "faithfulness_undefined": {"laya": 1}, "deletion_at_1": {"laya": 0.5},
+           "ablated_accuracy": {"laya": {"b0": 0.9}}}
+    two = {"faithfulness": {"laya": 0.6}, "faithfulness_undefined": {"laya": 2}, "deletion_at_1": {"laya": 0.7},
+           "ablated_accuracy": {"laya": {"b0": 0.8}}}
+    summary = summarise_seeds([one, two])
+    assert summary["faithfulness"]["laya"] == pytest.approx(0.7)
+    assert summary["faithfulness_std"]["laya"] == pytest.approx(np.std([0.8, 0.6], ddof=1), abs=1e-6)
+    assert summary["faithfulness_undefined"]["laya"] == 3  # counts add up
+    assert summary["ablated_accuracy"]["laya"]["b0"] == pytest.approx(0.85)
+    assert summary["seeds"] == 2
+
+
 def test_confidence_levels():
     assert [confidence_level(p, [0.6, 0.9]) for p in (0.3, 0.6, 0.89, 0.9)] == ["low", "medium", "medium", "high"]
 
@@ -143,7 +156,7 @@ def test_layer_means_are_chunkwise_exact(trained):
 
 def test_evaluate_on_a_tiny_cache_finds_the_informative_layer(trained):
     store, heads = trained
-    ev = evaluate_heads(store, heads, EvaluateConfig(batch_size=50, max_samples=100))
+    ev = evaluate_heads(store, heads, EvaluateConfig(batch_size=50, max_samples=100), seed=0)
     scores = metrics(ev)
     assert len(ev.labels) == 100
     assert scores["faithfulness"]["loo"] == pytest.approx(1.0)

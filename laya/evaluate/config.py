@@ -14,7 +14,8 @@ class EvaluateConfig:
     ablation: str = "mean"  # replace an ablated layer by its training-set mean | zero
     methods: list[str] = field(default_factory=lambda: ["laya", "scalarmix", "ig", "grad_x_act", "saliency",
                                                         "random", "loo"])
-    seed: int = 0  # which trained seed of each head is evaluated (data/heads/<backbone>/<head>/seed<k>)
+    seeds: list[int] = field(default_factory=lambda: [0, 1, 2, 3, 4])  # trained seeds evaluated; metrics are
+    # means (and stds) over them; explanations, depth patterns and figures come from the first
     max_samples: int | None = None  # test samples evaluated; null = the whole test split
     batch_size: int = 1000
     explain_n: int = 100  # WIA-AI-009 explanations written for the first explain_n test inputs
@@ -26,6 +27,8 @@ class EvaluateConfig:
         if unknown or not self.methods:
             raise ConfigError(f"{key}.methods: unknown method(s) {unknown or '(empty list)'}; "
                               f"valid: {sorted(METHODS)}.")
+        require(len(self.seeds) > 0 and len(set(self.seeds)) == len(self.seeds), f"{key}.seeds", self.seeds,
+                "a non-empty list of distinct trained seeds")
         require(self.max_samples is None or self.max_samples > 0, f"{key}.max_samples", self.max_samples,
                 "null or a positive integer")
         require(self.batch_size > 0, f"{key}.batch_size", self.batch_size, "a positive integer")

@@ -46,14 +46,15 @@ def _append(store: dict, key: str, value: torch.Tensor) -> None:
     store.setdefault(key, []).append(value.detach().float().numpy())
 
 
-def evaluate_heads(store: FeatureStore, heads_dir: str | Path, cfg: EvaluateConfig) -> Evaluation:
-    """Run every method of cfg.methods on the test split (first cfg.max_samples rows) in batches."""
+def evaluate_heads(store: FeatureStore, heads_dir: str | Path, cfg: EvaluateConfig, seed: int) -> Evaluation:
+    """Run every method of cfg.methods on the test split (first cfg.max_samples rows) in batches, for the heads
+    trained with `seed`."""
     heads_dir = Path(heads_dir)
     needed = sorted({HEAD_OF.get(m, "laya") for m in cfg.methods})
-    heads = {name: load(heads_dir / name / f"seed{cfg.seed}") for name in needed}
+    heads = {name: load(heads_dir / name / f"seed{seed}") for name in needed}
     layers = heads["laya" if "laya" in heads else needed[0]].config["layer_indices"]
     values = ablation_values(cfg.ablation, layer_means(store, "train", layers))
-    methods = {m: build_method(m, values, cfg.seed) for m in cfg.methods}
+    methods = {m: build_method(m, values, seed) for m in cfg.methods}
     total = min(cfg.max_samples or store.num_samples("test"), store.num_samples("test"))
     raw: dict[str, dict[str, list]] = {"probs": {}, "effects": {}, "ablated_correct": {}, "attributions": {},
                                        "curves": {}}
@@ -67,7 +68,7 @@ def evaluate_heads(store: FeatureStore, heads_dir: str | Path, cfg: EvaluateConf
             for method_name, method in methods.items():
                 head = heads[HEAD_OF.get(method_name, "laya")]
                 method.attribute(head, [f[:2] for f in feats], head([f[:2] for f in feats]).argmax(1))
-            methods, warm = {m: build_method(m, values, cfg.seed) for m in cfg.methods}, True
+            methods, warm = {m: build_method(m, values, seed) for m in cfg.methods}, True
         loo = {}
         for name, head in heads.items():
             loo[name] = leave_one_out(head, feats, values)
@@ -112,6 +113,22 @@ def metrics(ev: Evaluation) -> dict:
     if "laya" in ev.attributions:
         alpha = ev.attributions["laya"]
         out["alpha_entropy"] = round(float(-(alpha * np.log(np.clip(alpha, 1e-12, None))).sum(1).mean()), 6)
+    return out
+
+
+def summarise_seeds(per_seed: list[dict]) -> dict:
+    """Metrics over several seeds: every number becomes its mean; `<group>_std` holds the sample std of the
+    faithfulness and Deletion@1 groups (ddof=1)."""
+    def mean_of(values):
+        if isinstance(values[0], dict):
+            return {k: mean_of([v[k] for v in values]) for k in values[0]}
+        return round(float(np.mean(values)), 6) if isinstance(values[0], float) else int(np.sum(values))
+
+    out = mean_of(per_seed)
+    for group in ("faithfulness", "deletion_at_1"):
+        out[f"{group}_std"] = {m: round(float(np.std([s[group][m] for s in per_seed], ddof=1)), 6)
+                               if len(per_seed) > 1 else 0.0 for m in per_seed[0][group]}
+    out["seeds"] = len(per_seed)
     return out
 
 

@@ -32,12 +32,12 @@ class HeadsConfig:
 @dataclass(frozen=True)
 class TrainConfig:
     seeds: list[int] = field(default_factory=lambda: [0, 1, 2, 3, 4])
-    epochs: int = 30  # upper bound; early stopping on val accuracy usually ends sooner
-    patience: int = 4  # epochs without a better val accuracy before stopping (best weights are kept)
+    epochs: int = 40  # upper bound; early stopping on val accuracy usually ends sooner
+    patience: int = 6  # epochs without a better val accuracy before stopping (best weights are kept)
     batch_size: int = 256
-    lr: float = 1e-3
+    lr: float = 3e-4
     weight_decay: float = 0.0
-    input_dropout: float = 0.0  # training only: dropout on the layer activations the head reads
+    input_dropout: float = 0.2  # training only: dropout on the layer activations the head reads
     label_smoothing: float = 0.0
     window_blocks: int = 4  # read blocks shuffled together: larger mixes better, costs memory
     memory_mb: int = 2048  # keep a split's decoded blocks in memory across epochs when it fits this budget
