@@ -58,7 +58,7 @@ def attribution_table(metrics_dir: Path, backbones: list[str], methods: list[str
             cells += [f"{e['faithfulness'][method]:.3f}{spread['faithfulness']}"
                       + (f" ({undefined} undef.)" if undefined else ""),
                       f"{e['deletion_at_1'][method]:.3f}{spread['deletion_at_1']}", f"{e['deletion_auc'][method]:.4f}",
-                      f"{e['ms_per_explanation'][method]:.4f}"]
+                      f"{e['ms_per_explanation'][method]:.3g}"]
         lines.append(f"| {method} | " + " | ".join(cells) + " |")
     heads = list(dict.fromkeys(h for e in found.values() for h in e["accuracy"]))
     lines += ["", "Accuracy with one layer ablated (intact accuracy first):", "",
