@@ -35,10 +35,40 @@ def alpha_per_layer(patterns: dict, title: str, path: Path) -> Path:
     return _save(fig, path)
 
 
+def _class_matrix(patterns: dict, key: str) -> np.ndarray:
+    return np.array([row if row is not None else [np.nan] * len(patterns["layers"]) for row in patterns[key]])
+
+
+def _heatmap(ax, matrix: np.ndarray, patterns: dict, title: str, labels: bool = True):
+    image = ax.imshow(matrix, cmap="viridis", aspect="auto", vmin=0, vmax=1)
+    ax.set_xticks(range(len(patterns["layers"])), patterns["layers"], rotation=30, ha="right")
+    ax.set_yticks(range(len(patterns["classes"])), patterns["classes"] if labels else [])
+    for (i, j), value in np.ndenumerate(matrix):
+        if not np.isnan(value):
+            ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=7,
+                    color="white" if value < 0.5 else "black")
+    ax.set_title(title)
+    return image
+
+
+def correct_vs_wrong_heatmaps(patterns: dict, title: str, path: Path) -> Path:
+    """Mean α by true class, for correctly and wrongly predicted inputs side by side (blank: no such input)."""
+    plt = _pyplot()
+    rows, cols = len(patterns["classes"]), len(patterns["layers"])
+    fig, axes = plt.subplots(1, 2, figsize=(2 * max(3.5, 0.8 * cols + 1.5) + 1.5, 0.38 * rows + 1.8))
+    _heatmap(axes[0], _class_matrix(patterns, "alpha_by_class_correct"), patterns, "correct predictions")
+    image = _heatmap(axes[1], _class_matrix(patterns, "alpha_by_class_wrong"), patterns, "wrong predictions",
+                     labels=False)
+    fig.colorbar(image, ax=axes, label="mean α")
+    fig.suptitle(title)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
 def class_layer_heatmap(patterns: dict, title: str, path: Path) -> Path:
     plt = _pyplot()
-    matrix = np.array([row if row is not None else [np.nan] * len(patterns["layers"])
-                       for row in patterns["alpha_by_class"]])
+    matrix = _class_matrix(patterns, "alpha_by_class")
     fig, ax = plt.subplots(figsize=(max(4.5, 0.9 * len(patterns["layers"]) + 3), 0.38 * len(matrix) + 1.6))
     image = ax.imshow(matrix, cmap="viridis", aspect="auto")
     ax.set_xticks(range(len(patterns["layers"])), patterns["layers"], rotation=30, ha="right")

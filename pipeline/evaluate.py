@@ -65,6 +65,8 @@ def main() -> None:
         if "alpha_mean" in patterns:
             plots.alpha_per_layer(patterns, f"{title} — α per layer", tmp / "alpha_per_layer.png")
             plots.class_layer_heatmap(patterns, f"{args.name}: mean α by true class", tmp / "alpha_by_class.png")
+            plots.correct_vs_wrong_heatmaps(patterns, f"{args.name}: mean α by true class",
+                                            tmp / "alpha_by_class_correct_vs_wrong.png")
         plots.method_scores(scores, f"{args.name}: attribution methods vs leave-one-layer-out ({cfg.ablation}, "
                             f"mean of {len(cfg.seeds)} seeds)",
                             tmp / "methods.png")
