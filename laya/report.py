@@ -61,11 +61,10 @@ def attribution_table(metrics_dir: Path, backbones: list[str], methods: list[str
                       f"{e['ms_per_explanation'][method]:.3g}"]
         lines.append(f"| {method} | " + " | ".join(cells) + " |")
     heads = list(dict.fromkeys(h for e in found.values() for h in e["accuracy"]))
+    depth = max(len(layers) for e in found.values() for layers in e["ablated_accuracy"].values())
     lines += ["", "Accuracy with one layer ablated (intact accuracy first):", "",
-              "| backbone | head | intact | " + " | ".join(f"without layer {i}" for i in range(
-                  max(len(e["ablated_accuracy"][h]) for e in found.values() for h in e["ablated_accuracy"]))) + " |",
-              "|---|---|---|" + "---|" * max(len(e["ablated_accuracy"][h]) for e in found.values()
-                                             for h in e["ablated_accuracy"])]
+              "| backbone | head | intact | " + " | ".join(f"without layer {i}" for i in range(depth)) + " |",
+              "|---|---|---|" + "---|" * depth]
     for b, e in found.items():
         for h in heads:
             if h in e["accuracy"]:

@@ -87,11 +87,6 @@ class FeatureStore:
         """Rows per read block: the largest chunk length of the layer arrays (a multiple of all of them)."""
         return max(int(self.array(split, f"layers/{n}").chunks[0]) for n in self.layers)
 
-    def layer_bytes(self, split: str, layers: list[int] | None = None) -> int:
-        """Decoded size of the split's selected layer arrays."""
-        arrays = [self.array(split, f"layers/{self.layers[i]}") for i in self.layer_indices(layers)]
-        return sum(a.nbytes for a in arrays)
-
     def keep_in_memory(self, max_bytes: int) -> None:
         """Let `read_block` keep decoded blocks (up to `max_bytes` in all), so repeated epochs read each chunk
         from disk once. Iteration order and contents are unchanged."""

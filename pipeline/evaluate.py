@@ -17,7 +17,7 @@ from laya.cli import parser, run
 from laya.config import ConfigError, from_dict, load_params, section
 from laya.evaluate import EvaluateConfig
 from laya.evaluate.explain import explanations, load_schema, validate
-from laya.evaluate.run import depth_patterns, evaluate_heads, metrics, summarise_seeds
+from laya.evaluate.run import depth_patterns, evaluate_heads, layer_means, metrics, summarise_seeds
 from laya.io import atomic_path, read_json, write_json
 from laya.store import FeatureStore
 
@@ -34,22 +34,22 @@ def main() -> None:
     args = p.parse_args()
     cfg = from_dict(EvaluateConfig, section(load_params(args.params), "evaluate"), "evaluate")
     store = FeatureStore.open(args.features)
+    configs = {}
     for seed in cfg.seeds:
         path = Path(args.heads) / "laya" / f"seed{seed}" / "config.json"
         if not path.is_file():
             raise ConfigError(f"{path}: no LAYA head trained with seed {seed}; evaluate.seeds must be a subset of "
                               f"train.seeds (rerun `dvc repro train@{args.name}`).")
-        if read_json(path, "LAYA head config")["cache_fingerprint"] != store.fingerprint["hash"]:
+        configs[seed] = read_json(path, "LAYA head config")
+        if configs[seed]["cache_fingerprint"] != store.fingerprint["hash"]:
             raise ConfigError(f"{args.heads}: heads were trained on another cache than {args.features}; "
                               f"rerun `dvc repro train@{args.name}`.")
-    head_config = read_json(Path(args.heads) / "laya" / f"seed{cfg.seeds[0]}" / "config.json", "LAYA head config")
+    head_config = configs[cfg.seeds[0]]
     started = time.perf_counter()
-    per_seed, ev = [], None
-    for seed in cfg.seeds:
-        evaluation = evaluate_heads(store, args.heads, cfg, seed)
-        per_seed.append(metrics(evaluation))
-        ev = ev or evaluation  # explanations, patterns and figures: the first seed
-    scores, patterns = summarise_seeds(per_seed), depth_patterns(ev)
+    means = layer_means(store, "train", head_config["layer_indices"])  # the same for every seed
+    evaluations = [evaluate_heads(store, args.heads, cfg, seed, means) for seed in cfg.seeds]
+    ev = evaluations[0]  # explanations, patterns and figures: the first seed
+    scores, patterns = summarise_seeds([metrics(e) for e in evaluations]), depth_patterns(ev)
     payloads = explanations(ev, args.name, head_config, store.fingerprint["hash"], cfg.ablation, cfg.explain_n,
                             cfg.confidence) if "laya" in ev.attributions else []
     schema = load_schema()

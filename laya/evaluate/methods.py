@@ -34,11 +34,16 @@ class _Forward(torch.nn.Module):
         return self.head(list(layers))
 
 
-class Intrinsic:
-    """The head's own `layer_weights` (LAYA α(x), ScalarMix softmax(w))."""
+class _Method:
+    """`values`: the per-layer ablation values (IG's baseline, LOO's replacement); `seed` for random ones."""
 
     def __init__(self, values: list[torch.Tensor], seed: int = 0):
-        pass
+        self.values = values
+        self.seed = seed
+
+
+class Intrinsic(_Method):
+    """The head's own `layer_weights` (LAYA α(x), ScalarMix softmax(w))."""
 
     def attribute(self, head, layers, target):
         weights = head.layer_weights(layers)
@@ -48,11 +53,8 @@ class Intrinsic:
         return weights.detach()
 
 
-class IntegratedGradients:
+class IntegratedGradients(_Method):
     steps = 50
-
-    def __init__(self, values: list[torch.Tensor], seed: int = 0):
-        self.values = values
 
     def attribute(self, head, layers, target):
         from captum.attr import IntegratedGradients as CaptumIG
@@ -63,38 +65,30 @@ class IntegratedGradients:
                                        internal_batch_size=len(target)))
 
 
-class GradientTimesActivation:
-    def __init__(self, values: list[torch.Tensor], seed: int = 0):
-        pass
-
+class GradientTimesActivation(_Method):
     def attribute(self, head, layers, target):
         from captum.attr import InputXGradient
 
         return _per_layer(InputXGradient(_Forward(head)).attribute(_inputs(layers), target=target))
 
 
-class Saliency:
-    def __init__(self, values: list[torch.Tensor], seed: int = 0):
-        pass
-
+class Saliency(_Method):
     def attribute(self, head, layers, target):
         from captum.attr import Saliency as CaptumSaliency
 
         return _per_layer(CaptumSaliency(_Forward(head)).attribute(_inputs(layers), target=target, abs=True))
 
 
-class Random:
+class Random(_Method):
     def __init__(self, values: list[torch.Tensor], seed: int = 0):
+        super().__init__(values, seed)
         self.generator = torch.Generator().manual_seed(seed)
 
     def attribute(self, head, layers, target):
         return torch.rand(len(target), len(layers), generator=self.generator)
 
 
-class LeaveOneOutOracle:
-    def __init__(self, values: list[torch.Tensor], seed: int = 0):
-        self.values = values
-
+class LeaveOneOutOracle(_Method):
     def attribute(self, head, layers, target):
         return leave_one_out(head, layers, self.values, target).effects
 

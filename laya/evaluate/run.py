@@ -46,14 +46,15 @@ def _append(store: dict, key: str, value: torch.Tensor) -> None:
     store.setdefault(key, []).append(value.detach().float().numpy())
 
 
-def evaluate_heads(store: FeatureStore, heads_dir: str | Path, cfg: EvaluateConfig, seed: int) -> Evaluation:
+def evaluate_heads(store: FeatureStore, heads_dir: str | Path, cfg: EvaluateConfig, seed: int,
+                   means: list[np.ndarray] | None = None) -> Evaluation:
     """Run every method of cfg.methods on the test split (first cfg.max_samples rows) in batches, for the heads
-    trained with `seed`."""
+    trained with `seed`. `means`: the layers' training-set means when already computed (`layer_means`)."""
     heads_dir = Path(heads_dir)
     needed = sorted({HEAD_OF.get(m, "laya") for m in cfg.methods})
     heads = {name: load(heads_dir / name / f"seed{seed}") for name in needed}
     layers = heads["laya" if "laya" in heads else needed[0]].config["layer_indices"]
-    values = ablation_values(cfg.ablation, layer_means(store, "train", layers))
+    values = ablation_values(cfg.ablation, means if means is not None else layer_means(store, "train", layers))
     methods = {m: build_method(m, values, seed) for m in cfg.methods}
     total = min(cfg.max_samples or store.num_samples("test"), store.num_samples("test"))
     raw: dict[str, dict[str, list]] = {"probs": {}, "effects": {}, "ablated_correct": {}, "attributions": {},
