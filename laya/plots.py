@@ -19,7 +19,7 @@ def _pyplot():
 
 def _save(fig, path: Path) -> Path:
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, format="png")  # explicit: outputs are written under temporary names
     _pyplot().close(fig)
     return path
 
@@ -123,4 +123,61 @@ def agreement_matrix(patterns: dict, title: str, path: Path) -> Path:
         ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=7)
     fig.colorbar(image, ax=ax, label="mean Spearman")
     ax.set_title(title)
+    return _save(fig, path)
+
+
+# -- cross-layer transcoder figures (stage clt / clt_frontier) --
+
+
+def contribution_heatmap(matrix: list[list[float]], layers: list[str], title: str, path: Path) -> Path:
+    """C[target j, source i]: mean share of block j's MLP output built from block i (blank above the diagonal)."""
+    plt = _pyplot()
+    values = np.array(matrix, dtype=float)
+    values[np.triu_indices_from(values, 1)] = np.nan
+    fig, ax = plt.subplots(figsize=(0.8 * len(layers) + 2.5, 0.7 * len(layers) + 1.8))
+    image = ax.imshow(values, cmap="viridis", vmin=0, vmax=1)
+    ax.set_xticks(range(len(layers)), layers, rotation=30, ha="right")
+    ax.set_yticks(range(len(layers)), layers)
+    ax.set_xlabel("source layer i (encoder)")
+    ax.set_ylabel("target layer j (reconstructed MLP output)")
+    for (j, i), value in np.ndenumerate(values):
+        if not np.isnan(value):
+            ax.text(i, j, f"{value:.2f}", ha="center", va="center", fontsize=7,
+                    color="white" if value < 0.5 else "black")
+    ax.set_title(title, fontsize=9)
+    fig.colorbar(image, ax=ax, fraction=0.046, label="mean share")
+    return _save(fig, path)
+
+
+def top_source_accuracy(replaced: dict, title: str, path: Path) -> Path:
+    """Test accuracy vs the number k of source layers kept per block, with the original and full-CLT levels."""
+    plt = _pyplot()
+    ks = sorted(int(k) for k in replaced["cls_top_sources"])
+    fig, ax = plt.subplots(figsize=(5.5, 3.4))
+    ax.plot(ks, [replaced["cls_top_sources"][str(k)] for k in ks], "o-", label="CLT, top-k sources kept")
+    ax.axhline(replaced["original"], color="black", linestyle="--", label="original ViT")
+    ax.axhline(replaced["cls_without_top_source"], color="#c44e52", linestyle=":", label="CLT without the top source")
+    ax.set_xticks(ks)
+    ax.set_xlabel("source layers kept per target layer (k)")
+    ax.set_ylabel("test accuracy")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
+def clt_frontier(points: list[dict], title: str, path: Path) -> Path:
+    """R² against mean L0 per activation, CLS and patch tokens side by side (log-scaled L0)."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
+    for ax, kind in zip(axes, ("cls", "patch")):
+        for name in dict.fromkeys(p["activation"] for p in points):
+            line = sorted((p[f"{kind}_l0"], p[f"{kind}_r2"]) for p in points if p["activation"] == name)
+            ax.plot(*zip(*line), "o-", label=name)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("mean L0 per token and layer")
+        ax.set_title(f"{kind} tokens")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("explained variance R² (test)")
+    axes[0].legend(fontsize=8)
+    fig.suptitle(title, fontsize=10)
     return _save(fig, path)

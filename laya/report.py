@@ -73,6 +73,44 @@ def attribution_table(metrics_dir: Path, backbones: list[str], methods: list[str
     return "\n".join(lines)
 
 
+def clt_table(metrics_dir: Path) -> str:
+    """Markdown: the `clt` stage's reconstruction per token kind and the replacement accuracies."""
+    path = metrics_dir / "clt.json"
+    if not path.is_file():
+        return "(no transcoder metrics yet: run `dvc repro clt`)"
+    m = read_json(path, "CLT metrics")
+    lines = ["| tokens | R² | cosine | mean L0 per layer | dead features |", "|---|---|---|---|---|"]
+    for kind in ("cls", "patch"):
+        k = m[kind]
+        lines.append(f"| {kind} | {k['r2']:.4f} | {k['cosine']:.4f} | {k['l0']:.1f} | {k['dead']} "
+                     f"({k['dead_fraction']:.1%}) |")
+    r = m["replacement"]
+    lines += ["", "| ViT test accuracy | original | CLS replaced | patches replaced | "
+              f"patches replaced from block {r['replace_from']} | CLS without each block's top source |",
+              "|---|---|---|---|---|---|",
+              f"| | {r['original']:.4f} | {r['cls']:.4f} | {r['patch']:.4f} | {r['patch_from_layer']:.4f} | "
+              f"{r['cls_without_top_source']:.4f} |", "",
+              "CLS replaced, keeping only the top-k source layers per block: "
+              + ", ".join(f"k={k} {v:.4f}" for k, v in r["cls_top_sources"].items()) + "."]
+    return "\n".join(lines)
+
+
+def frontier_table(metrics_dir: Path) -> str:
+    """Markdown: the `clt_frontier` sweep, one row per activation and k or λ."""
+    path = metrics_dir / "clt_frontier.json"
+    if not path.is_file():
+        return "(no frontier yet: run `dvc repro clt_frontier`)"
+    m = read_json(path, "CLT frontier metrics")
+    lines = ["| CLT | CLS R² | CLS cosine | CLS L0 | patch R² | patch cosine | patch L0 | ViT accuracy, CLS replaced |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, p in m.items():
+        if isinstance(p, dict):
+            lines.append(f"| {name} | {p['cls_r2']:.4f} | {p['cls_cosine']:.4f} | {p['cls_l0']:.1f} | "
+                         f"{p['patch_r2']:.4f} | {p['patch_cosine']:.4f} | {p['patch_l0']:.1f} | "
+                         f"{p['cls_replaced_accuracy']:.4f} |")
+    return "\n".join(lines) + f"\n\nOriginal ViT test accuracy {m['original_accuracy']:.4f}."
+
+
 def render(metrics_dir: str | Path, backbones: list[str], heads: list[str] | None = None,
            methods: list[str] | None = None) -> str:
     metrics_dir = Path(metrics_dir)
@@ -88,4 +126,11 @@ def render(metrics_dir: str | Path, backbones: list[str], heads: list[str] | Non
         "curve (lower is better); ms/expl.: milliseconds per explanation, measured in the same run. "
         "Mean ± sample std over the evaluated seeds.", "",
         attribution_table(metrics_dir, backbones, methods), "",
+        "## Cross-layer transcoder of the ViT's MLP blocks (test split)", "",
+        "R²: explained variance of each block's MLP output, cosine: mean cosine similarity, both averaged over "
+        "the blocks; L0: active features per token and block. Replacement: the ViT run with those MLP outputs "
+        "taken from the CLT.", "",
+        clt_table(metrics_dir), "",
+        "### Reconstruction vs sparsity (`clt_frontier`)", "",
+        frontier_table(metrics_dir), "",
     ])

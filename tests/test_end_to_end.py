@@ -87,7 +87,16 @@ def test_dvc_repro_smoke(tmp_path):
         for line in payloads:
             validate(json.loads(line))
         assert (repo / "reports" / "figures" / name / "alpha_by_class.png").stat().st_size > 10_000
-    assert "| laya |" in (repo / "reports" / "report.md").read_text()
+    clt = read_json(repo / "reports" / "metrics" / "clt.json")
+    assert clt["cls"]["l0"] <= 8 and clt["patch"]["r2"] <= 1 and set(clt["cls"]["per_layer"]["r2"]) == set(vit.layers)
+    assert clt["replacement"]["original"] == pytest.approx(
+        read_json(repo / "reports" / "metrics" / "backbone_vit.json")["test_accuracy"], abs=1e-9)
+    assert (repo / "data" / "clt" / "model.safetensors").is_file()
+    assert (repo / "reports" / "figures" / "clt" / "contributions_patch.png").stat().st_size > 10_000
+    frontier = read_json(repo / "reports" / "metrics" / "clt_frontier.json")
+    assert {"relu_topk_k4", "abs_topk_k16", "jumprelu_l0.01"} <= set(frontier)
+    report = (repo / "reports" / "report.md").read_text()
+    assert "| laya |" in report and "| relu_topk_k16 |" in report
 
     again = _run(["dvc", "repro"], repo, env)
     assert "Data and pipelines are up to date" in again, again
@@ -101,7 +110,9 @@ def test_dvc_repro_smoke(tmp_path):
     diff = _run(["dvc", "metrics", "diff", "--all"], repo, env)
     assert "reports/metrics/mlp.json" in diff and "accuracy.laya.mean" in diff, diff
 
-    # the ablation kind of the evaluation reruns the evaluate stages only
-    exp = _run(["dvc", "exp", "run", "-S", "evaluate.ablation=zero"], repo, env)
-    assert _stages_run(exp) == {f"evaluate@{name}" for name in NAMES} | {"report"}, exp
-    assert "faithfulness.laya" in _run(["dvc", "metrics", "diff", "--all"], repo, env)
+    # the ablation kind of the evaluation reruns the evaluate stages only; the CLT's activation only `clt`
+    # (both in one experiment to keep the smoke run short: neither reruns extraction, training or the frontier)
+    exp = _run(["dvc", "exp", "run", "-S", "evaluate.ablation=zero", "-S", "clt.activation=abs_topk"], repo, env)
+    assert _stages_run(exp) == {f"evaluate@{name}" for name in NAMES} | {"clt", "report"}, exp
+    diff = _run(["dvc", "metrics", "diff", "--all"], repo, env)
+    assert "faithfulness.laya" in diff and "reports/metrics/clt.json" in diff and "cls.r2" in diff, diff

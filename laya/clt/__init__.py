@@ -1,0 +1,10 @@
+"""Cross-layer transcoders (arXiv 2604.13304): sparse, causal stand-ins for a ViT's MLP blocks, trained from
+the feature cache; reconstruction metrics, replacement accuracy and layer-to-layer contribution scores."""
+
+from laya.clt.activations import ACTIVATIONS
+from laya.clt.config import CLTConfig, FrontierConfig
+from laya.clt.model import CrossLayerTranscoder, contribution_shares, load_clt, save_clt
+from laya.clt.tokens import TOKEN_KINDS, Tokens, load_tokens
+
+__all__ = ["ACTIVATIONS", "CLTConfig", "CrossLayerTranscoder", "FrontierConfig", "TOKEN_KINDS", "Tokens",
+           "contribution_shares", "load_clt", "load_tokens", "save_clt"]

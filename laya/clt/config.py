@@ -1,0 +1,60 @@
+"""Params sections `clt` (one transcoder, stage `clt`) and `clt_frontier` (the sparsity sweep, stage `clt_frontier`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from laya.clt.activations import ACTIVATIONS
+from laya.clt.tokens import TOKEN_KINDS
+from laya.config import choice, require
+
+
+@dataclass(frozen=True)
+class CLTConfig:
+    backbone: str = "vit"  # a key of params `backbones` whose cache has MLP inputs/outputs (extract.mlp_io)
+    tokens: str = "both"  # training tokens: cls | patch | both
+    activation: str = "relu_topk"  # jumprelu | relu_topk | abs_topk
+    dict_size: int = 512  # features per layer (F)
+    k: int = 16  # TopK: active features per token and layer
+    sparsity: float = 0.01  # JumpReLU: λ in loss = (1 − R²) + λ·L0
+    threshold: float = 1.0  # JumpReLU: initial θ (standardised units)
+    bandwidth: float = 0.05  # JumpReLU: straight-through kernel width ε
+    epochs: int = 4
+    batch_size: int = 1024  # tokens per Adam step
+    lr: float = 0.001  # Adam, cosine decay to 0
+    seed: int = 0
+    max_images: int | None = None  # training images whose tokens are used; null = the whole training split
+    replace_from: int = 3  # replacement (c): patch tokens from this block on
+
+    def validate(self, key: str) -> None:
+        choice(self.tokens, TOKEN_KINDS, f"{key}.tokens")
+        choice(self.activation, ACTIVATIONS, f"{key}.activation")
+        for name in ("dict_size", "k", "epochs", "batch_size"):
+            value = getattr(self, name)
+            require(value > 0, f"{key}.{name}", value, "a positive integer")
+        require(self.k <= self.dict_size, f"{key}.k", self.k, f"at most dict_size ({self.dict_size})")
+        for name in ("sparsity",):
+            require(getattr(self, name) >= 0, f"{key}.{name}", getattr(self, name), "a number ≥ 0")
+        for name in ("threshold", "bandwidth", "lr"):
+            require(getattr(self, name) > 0, f"{key}.{name}", getattr(self, name), "a number > 0")
+        require(self.max_images is None or self.max_images > 0, f"{key}.max_images", self.max_images,
+                "null or a positive integer")
+        require(self.replace_from >= 0, f"{key}.replace_from", self.replace_from, "a block index ≥ 0")
+
+
+@dataclass(frozen=True)
+class FrontierConfig:
+    ks: list[int] = field(default_factory=lambda: [4, 8, 16, 32, 64])  # TopK variants
+    sparsities: list[float] = field(default_factory=lambda: [0.001, 0.003, 0.01, 0.03])  # JumpReLU λ
+    activations: list[str] = field(default_factory=lambda: list(ACTIVATIONS))
+    epochs: int = 2
+    max_images: int | None = 27000  # training images per point (half the split keeps the sweep to minutes)
+
+    def validate(self, key: str) -> None:
+        for name in self.activations:
+            choice(name, ACTIVATIONS, f"{key}.activations")
+        require(all(k > 0 for k in self.ks) and self.ks, f"{key}.ks", self.ks, "a non-empty list of positive k")
+        require(all(s >= 0 for s in self.sparsities), f"{key}.sparsities", self.sparsities, "numbers ≥ 0")
+        require(self.epochs > 0, f"{key}.epochs", self.epochs, "a positive integer")
+        require(self.max_images is None or self.max_images > 0, f"{key}.max_images", self.max_images,
+                "null or a positive integer")

@@ -1,0 +1,50 @@
+"""Train a CLT from cached tokens: Adam, cosine learning-rate decay, seeded shuffling.
+
+    loss = mean_j ‖ỹ_j − standardise(y_j)‖² / d  +  λ · mean_j L0_j      (λ only for JumpReLU)
+
+The first term is the mean over layers of 1 − R² on the batch; TopK activations fix L0 = k and take no penalty.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from tqdm import tqdm
+
+from laya.clt.model import CrossLayerTranscoder
+from laya.clt.tokens import Tokens
+
+
+def clt_loss(model: CrossLayerTranscoder, x: torch.Tensor, y: torch.Tensor,
+             sparsity: float) -> tuple[torch.Tensor, ...]:
+    """(total, reconstruction, mean L0) for one batch of (B, L, d) inputs and outputs."""
+    out = model(x)
+    target = model.standardise_y(y)
+    recon = ((((out.y - model.y_mean) / model.y_scale[:, None]) - target) ** 2).mean()
+    l0 = model.l0(out).mean()
+    total = recon + sparsity * l0 if model.activation == "jumprelu" else recon
+    return total, recon, l0
+
+
+def fit_clt(model: CrossLayerTranscoder, train: Tokens, epochs: int, batch_size: int, lr: float, sparsity: float,
+            seed: int, device: torch.device | str = "cpu", desc: str = "clt") -> list[dict]:
+    """Train `model` in place; returns per-epoch mean reconstruction loss (≈ 1 − R²) and mean L0."""
+    model.to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    steps = epochs * math.ceil(len(train) / batch_size)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 0.5 * (1 + math.cos(math.pi * s / steps)))
+    history = []
+    for epoch in tqdm(range(epochs), desc=desc, leave=False):
+        model.train()
+        recon_sum = l0_sum = 0.0
+        for x, y in train.batches(batch_size, shuffle=True, seed=(seed, epoch)):
+            total, recon, l0 = clt_loss(model, x.to(device), y.to(device), sparsity)
+            optimizer.zero_grad(set_to_none=True)
+            total.backward()
+            optimizer.step()
+            schedule.step()
+            recon_sum += float(recon.detach()) * len(x)
+            l0_sum += float(l0.detach()) * len(x)
+        history.append({"epoch": epoch, "recon_loss": recon_sum / len(train), "l0": l0_sum / len(train)})
+    return history

@@ -1,0 +1,75 @@
+"""Stage logic for `clt` and `clt_frontier`: train a CLT from the cache, score its reconstructions, run the
+replacement ViT and the source-layer ablations."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import torch
+from torch import nn
+
+from laya.clt.config import CLTConfig
+from laya.clt.contributions import mean_contributions
+from laya.clt.fit import fit_clt
+from laya.clt.metrics import reconstruction_metrics
+from laya.clt.model import CrossLayerTranscoder
+from laya.clt.replace import ReplacedViT, Replacement, accuracy
+from laya.clt.tokens import Tokens, load_tokens
+from laya.store import FeatureStore
+
+TEST_KINDS = ("cls", "patch")  # reconstruction metrics are always reported for both token kinds
+
+
+def train_clt(store: FeatureStore, cfg: CLTConfig, train: Tokens | None = None,
+              device: torch.device | str = "cpu", desc: str = "clt") -> tuple[CrossLayerTranscoder, list[dict]]:
+    """A CLT fitted to `train` (default: cfg.tokens of the training split) with seed cfg.seed."""
+    train = train if train is not None else load_tokens(store, "train", cfg.tokens, cfg.max_images)
+    torch.manual_seed(cfg.seed)
+    model = CrossLayerTranscoder(train.x.shape[1], train.x.shape[2], cfg.dict_size, cfg.activation, cfg.k,
+                                 cfg.threshold, cfg.bandwidth)
+    model.set_standardisation(*train.standardisation())
+    history = fit_clt(model, train, cfg.epochs, cfg.batch_size, cfg.lr, cfg.sparsity, cfg.seed, device, desc)
+    return model.cpu().eval(), history
+
+
+def reconstruction(model: CrossLayerTranscoder, tests: dict[str, Tokens]) -> dict:
+    """{'cls': metrics, 'patch': metrics} on the test tokens of each kind."""
+    return {kind: reconstruction_metrics(model, tokens) for kind, tokens in tests.items()}
+
+
+def contributions(model: CrossLayerTranscoder, tests: dict[str, Tokens]) -> dict[str, list[list[float]]]:
+    """Mean share matrices C[target, source] per token kind."""
+    return {kind: np.round(mean_contributions(model, tokens), 6).tolist() for kind, tokens in tests.items()}
+
+
+def replacement_accuracies(model: CrossLayerTranscoder, vit: nn.Module, images: np.ndarray, labels: np.ndarray,
+                           preprocess, replace_from: int) -> dict:
+    """Test accuracy of the ViT as is and with MLP outputs replaced by the CLT's (see laya.clt.replace)."""
+    layers = model.num_layers
+
+    def run(plan: Replacement) -> float:
+        return accuracy(ReplacedViT(vit, model, plan).logits, images, labels, preprocess)
+
+    return {
+        "original": accuracy(vit.eval(), images, labels, preprocess),
+        "cls": run(Replacement("cls")),
+        "patch": run(Replacement("patch")),
+        "patch_from_layer": run(Replacement("patch", from_layer=replace_from)),
+        "cls_without_top_source": run(Replacement("cls", drop_top=True)),
+        "cls_top_sources": {str(k): run(Replacement("cls", keep_top=k)) for k in range(1, layers + 1)},
+    }
+
+
+def frontier_configs(base: CLTConfig, activations: list[str], ks: list[int], sparsities: list[float],
+                     epochs: int, max_images: int | None) -> list[CLTConfig]:
+    """The sweep: every TopK variant × k, JumpReLU × λ; everything else as in `base`."""
+    configs = []
+    for name in activations:
+        if name == "jumprelu":
+            configs += [replace(base, activation=name, sparsity=s, epochs=epochs, max_images=max_images)
+                        for s in sparsities]
+        else:
+            configs += [replace(base, activation=name, k=min(k, base.dict_size), epochs=epochs, max_images=max_images)
+                        for k in ks]
+    return configs

@@ -1,0 +1,86 @@
+"""Stage `clt`: train a cross-layer transcoder on a ViT's cached MLP inputs/outputs, score its reconstructions
+(CLS and patch tokens), run the ViT with MLP outputs replaced by the CLT, and map which layers build which.
+
+    python pipeline/clt.py --features data/features/vit.zarr --backbone data/backbones/vit \
+        --data data/prepared/fashion_mnist.zarr --out data/clt --metrics reports/metrics/clt.json \
+        --details reports/clt/details.json --figures reports/figures/clt
+
+Reads params `clt` and `device`. Training reads the feature cache only; the replacement runs the frozen ViT on
+the test images.
+"""
+
+import time
+
+from laya import plots
+from laya.backbones import Preprocess, load_backbone
+from laya.cli import parser, run
+from laya.clt import CLTConfig, load_tokens, save_clt
+from laya.clt.run import contributions, reconstruction, replacement_accuracies, train_clt
+from laya.config import ConfigError, from_dict, load_params, section
+from laya.data import PreparedData
+from laya.device import resolve_device
+from laya.io import atomic_path, write_json
+from laya.store import FeatureStore
+
+
+def per_layer(scores: dict, layers: list[str]) -> dict:
+    """Metrics with per-layer lists turned into {layer name: value}, so `dvc metrics diff` names the layer."""
+    out = {k: v for k, v in scores.items() if k != "per_layer"}
+    out["per_layer"] = {name: dict(zip(layers, values)) for name, values in scores["per_layer"].items()}
+    return out
+
+
+def main() -> None:
+    p = parser(__doc__)
+    p.add_argument("--features", required=True, help="the ViT's feature store, built with extract.mlp_io: true")
+    p.add_argument("--backbone", required=True, help="the frozen ViT's folder (for the replacement runs)")
+    p.add_argument("--data", required=True, help="prepared dataset (test images for the replacement runs)")
+    p.add_argument("--out", required=True, help="folder for the trained CLT (safetensors + config.json)")
+    p.add_argument("--metrics", required=True, help="DVC metrics JSON to write")
+    p.add_argument("--details", required=True, help="JSON of contribution matrices and the training curve")
+    p.add_argument("--figures", required=True, help="folder for the PNG figures")
+    args = p.parse_args()
+    params = load_params(args.params)
+    cfg = from_dict(CLTConfig, section(params, "clt"), "clt")
+    device = resolve_device(params.get("device", "auto"))
+    store = FeatureStore.open(args.features)
+    vit, meta = load_backbone(args.backbone)
+    store.check_fingerprint(backbone_sha256=meta["weights_sha256"], data_sha256=meta["data_sha256"])
+    if cfg.replace_from >= len(store.layers):
+        raise ConfigError(f"clt.replace_from: {cfg.replace_from} is past the last block ({len(store.layers) - 1}) "
+                          f"of {args.features}; use 0..{len(store.layers) - 1}.")
+    data = PreparedData(args.data)
+    started = time.perf_counter()
+    print(f"clt: {cfg.activation} CLT, {cfg.dict_size} features × {len(store.layers)} layers, {cfg.tokens} tokens "
+          f"of {store.path}")
+    model, history = train_clt(store, cfg, device=device)
+    tests = {kind: load_tokens(store, "test", kind) for kind in ("cls", "patch")}
+    scores = reconstruction(model, tests)
+    preprocess = Preprocess(meta["mean"], meta["std"], meta["img_size"])
+    replaced = replacement_accuracies(model, vit, data.images("test"), data.labels("test"), preprocess,
+                                      cfg.replace_from)
+    shares = contributions(model, tests)
+    metrics = {kind: per_layer(s, store.layers) for kind, s in scores.items()}
+    metrics["replacement"] = {**replaced, "replace_from": cfg.replace_from}
+    save_clt(model, args.out, {"params": cfg.__dict__, "layers": store.layers,
+                               "cache_fingerprint": store.fingerprint["hash"], "history": history})
+    write_json(args.metrics, metrics)
+    write_json(args.details, {"layers": store.layers, "contributions": shares, "history": history,
+                              "params": cfg.__dict__})
+    with atomic_path(args.figures) as tmp:
+        tmp.mkdir(parents=True)
+        for kind in ("cls", "patch"):
+            plots.contribution_heatmap(shares[kind], store.layers, f"CLT ({cfg.activation}): share of block j's MLP "
+                                       f"output built from block i — {kind} tokens", tmp / f"contributions_{kind}.png")
+        plots.top_source_accuracy(replaced, "ViT, CLS MLP outputs from the CLT with top-k sources per block",
+                                  tmp / "top_sources.png")
+    cls, patch = scores["cls"], scores["patch"]
+    print(f"clt: CLS R² {cls['r2']:.4f} cos {cls['cosine']:.4f} L0 {cls['l0']:.1f} | patch R² {patch['r2']:.4f} "
+          f"cos {patch['cosine']:.4f} L0 {patch['l0']:.1f} | test accuracy original {replaced['original']:.4f}, "
+          f"CLS replaced {replaced['cls']:.4f}, patch replaced {replaced['patch']:.4f}, patch from block "
+          f"{cfg.replace_from} {replaced['patch_from_layer']:.4f}; wrote {args.out} in "
+          f"{time.perf_counter() - started:.0f}s")
+
+
+if __name__ == "__main__":
+    run(main)
