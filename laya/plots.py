@@ -174,6 +174,7 @@ def clt_frontier(points: list[dict], title: str, path: Path) -> Path:
             line = sorted((p[f"{kind}_l0"], p[f"{kind}_r2"]) for p in points if p["activation"] == name)
             ax.plot(*zip(*line), "o-", label=name)
         ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(_pyplot().matplotlib.ticker.ScalarFormatter())
         ax.set_xlabel("mean L0 per token and layer")
         ax.set_title(f"{kind} tokens")
         ax.grid(alpha=0.3)

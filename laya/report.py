@@ -89,7 +89,8 @@ def clt_table(metrics_dir: Path) -> str:
               f"patches replaced from block {r['replace_from']} | CLS without each block's top source |",
               "|---|---|---|---|---|---|",
               f"| | {r['original']:.4f} | {r['cls']:.4f} | {r['patch']:.4f} | {r['patch_from_layer']:.4f} | "
-              f"{r['cls_without_top_source']:.4f} |", "",
+              f"{r['cls_without_top_source']:.4f} ({r['cls_without_top_source'] - r['cls']:+.4f}) |".replace("-", "−"),
+              "",
               "CLS replaced, keeping only the top-k source layers per block: "
               + ", ".join(f"k={k} {v:.4f}" for k, v in r["cls_top_sources"].items()) + "."]
     return "\n".join(lines)

@@ -16,9 +16,10 @@ class CLTConfig:
     activation: str = "relu_topk"  # jumprelu | relu_topk | abs_topk
     dict_size: int = 512  # features per layer (F)
     k: int = 16  # TopK: active features per token and layer
-    sparsity: float = 0.01  # JumpReLU: λ in loss = (1 − R²) + λ·L0
+    sparsity: float = 0.003  # JumpReLU: λ in loss = (1 − R²) + λ·L0
     threshold: float = 1.0  # JumpReLU: initial θ (standardised units)
     bandwidth: float = 0.05  # JumpReLU: straight-through kernel width ε
+    threshold_lr: float = 0.02  # JumpReLU: Adam learning rate of log θ (θ must travel far in few steps)
     epochs: int = 4
     batch_size: int = 1024  # tokens per Adam step
     lr: float = 0.001  # Adam, cosine decay to 0
@@ -35,7 +36,7 @@ class CLTConfig:
         require(self.k <= self.dict_size, f"{key}.k", self.k, f"at most dict_size ({self.dict_size})")
         for name in ("sparsity",):
             require(getattr(self, name) >= 0, f"{key}.{name}", getattr(self, name), "a number ≥ 0")
-        for name in ("threshold", "bandwidth", "lr"):
+        for name in ("threshold", "bandwidth", "threshold_lr", "lr"):
             require(getattr(self, name) > 0, f"{key}.{name}", getattr(self, name), "a number > 0")
         require(self.max_images is None or self.max_images > 0, f"{key}.max_images", self.max_images,
                 "null or a positive integer")
@@ -45,7 +46,7 @@ class CLTConfig:
 @dataclass(frozen=True)
 class FrontierConfig:
     ks: list[int] = field(default_factory=lambda: [4, 8, 16, 32, 64])  # TopK variants
-    sparsities: list[float] = field(default_factory=lambda: [0.001, 0.003, 0.01, 0.03])  # JumpReLU λ
+    sparsities: list[float] = field(default_factory=lambda: [0.0003, 0.001, 0.003, 0.01, 0.03])  # JumpReLU λ
     activations: list[str] = field(default_factory=lambda: list(ACTIVATIONS))
     epochs: int = 2
     max_images: int | None = 27000  # training images per point (half the split keeps the sweep to minutes)

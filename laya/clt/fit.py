@@ -28,10 +28,18 @@ def clt_loss(model: CrossLayerTranscoder, x: torch.Tensor, y: torch.Tensor,
 
 
 def fit_clt(model: CrossLayerTranscoder, train: Tokens, epochs: int, batch_size: int, lr: float, sparsity: float,
-            seed: int, device: torch.device | str = "cpu", desc: str = "clt") -> list[dict]:
-    """Train `model` in place; returns per-epoch mean reconstruction loss (≈ 1 − R²) and mean L0."""
+            seed: int, device: torch.device | str = "cpu", desc: str = "clt", threshold_lr: float | None = None,
+            ) -> list[dict]:
+    """Train `model` in place; returns per-epoch mean reconstruction loss (≈ 1 − R²) and mean L0.
+
+    JumpReLU thresholds (log θ) take their own learning rate `threshold_lr` (default `lr`): Adam moves a
+    parameter by about its learning rate per step whatever the gradient's size, so with few steps θ can only
+    reach the sparsity λ asks for if its steps are larger."""
     model.to(device)
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    thresholds = [p for n, p in model.named_parameters() if n.endswith("log_threshold")]
+    others = [p for n, p in model.named_parameters() if not n.endswith("log_threshold")]
+    groups = [{"params": others}] + ([{"params": thresholds, "lr": threshold_lr or lr}] if thresholds else [])
+    optimizer = torch.optim.Adam(groups, lr=lr)
     steps = epochs * math.ceil(len(train) / batch_size)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 0.5 * (1 + math.cos(math.pi * s / steps)))
     history = []

@@ -29,7 +29,8 @@ def train_clt(store: FeatureStore, cfg: CLTConfig, train: Tokens | None = None,
     model = CrossLayerTranscoder(train.x.shape[1], train.x.shape[2], cfg.dict_size, cfg.activation, cfg.k,
                                  cfg.threshold, cfg.bandwidth)
     model.set_standardisation(*train.standardisation())
-    history = fit_clt(model, train, cfg.epochs, cfg.batch_size, cfg.lr, cfg.sparsity, cfg.seed, device, desc)
+    history = fit_clt(model, train, cfg.epochs, cfg.batch_size, cfg.lr, cfg.sparsity, cfg.seed, device, desc,
+                      cfg.threshold_lr)
     return model.cpu().eval(), history
 
 
