@@ -12,15 +12,12 @@ the test images.
 import time
 
 from laya import plots
-from laya.backbones import Preprocess, load_backbone
 from laya.cli import parser, run
 from laya.clt import CLTConfig, load_tokens, save_clt
-from laya.clt.run import contributions, reconstruction, replacement_accuracies, train_clt
+from laya.clt.run import ViTCache, contributions, reconstruction, replacement_accuracies, train_clt
 from laya.config import ConfigError, from_dict, load_params, section
-from laya.data import PreparedData
 from laya.device import resolve_device
 from laya.io import atomic_path, write_json
-from laya.store import FeatureStore
 
 
 def per_layer(scores: dict, layers: list[str]) -> dict:
@@ -43,21 +40,18 @@ def main() -> None:
     params = load_params(args.params)
     cfg = from_dict(CLTConfig, section(params, "clt"), "clt")
     device = resolve_device(params.get("device", "auto"))
-    store = FeatureStore.open(args.features)
-    vit, meta = load_backbone(args.backbone)
-    store.check_fingerprint(backbone_sha256=meta["weights_sha256"], data_sha256=meta["data_sha256"])
+    cache = ViTCache.open(args.features, args.backbone, args.data)
+    store = cache.store
     if cfg.replace_from >= len(store.layers):
         raise ConfigError(f"clt.replace_from: {cfg.replace_from} is past the last block ({len(store.layers) - 1}) "
                           f"of {args.features}; use 0..{len(store.layers) - 1}.")
-    data = PreparedData(args.data)
     started = time.perf_counter()
     print(f"clt: {cfg.activation} CLT, {cfg.dict_size} features × {len(store.layers)} layers, {cfg.tokens} tokens "
           f"of {store.path}")
     model, history = train_clt(store, cfg, device=device)
     tests = {kind: load_tokens(store, "test", kind) for kind in ("cls", "patch")}
     scores = reconstruction(model, tests)
-    preprocess = Preprocess(meta["mean"], meta["std"], meta["img_size"])
-    replaced = replacement_accuracies(model, vit, data.images("test"), data.labels("test"), preprocess,
+    replaced = replacement_accuracies(model, cache.vit, cache.images, cache.labels, cache.preprocess,
                                       cfg.replace_from)
     shares = contributions(model, tests)
     metrics = {kind: per_layer(s, store.layers) for kind, s in scores.items()}

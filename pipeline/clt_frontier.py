@@ -13,16 +13,13 @@ import time
 import pandas as pd
 
 from laya import plots
-from laya.backbones import Preprocess, load_backbone
 from laya.cli import parser, run
 from laya.clt import CLTConfig, FrontierConfig, load_tokens
 from laya.clt.replace import ReplacedViT, Replacement, accuracy
-from laya.clt.run import frontier_configs, reconstruction, train_clt
+from laya.clt.run import ViTCache, frontier_configs, reconstruction, train_clt
 from laya.config import from_dict, load_params, section
-from laya.data import PreparedData
 from laya.device import resolve_device
 from laya.io import atomic_path, write_json
-from laya.store import FeatureStore
 
 
 def label(point: dict) -> str:
@@ -42,12 +39,8 @@ def main() -> None:
     base = from_dict(CLTConfig, section(params, "clt"), "clt")
     sweep = from_dict(FrontierConfig, section(params, "clt_frontier"), "clt_frontier")
     device = resolve_device(params.get("device", "auto"))
-    store = FeatureStore.open(args.features)
-    vit, meta = load_backbone(args.backbone)
-    store.check_fingerprint(backbone_sha256=meta["weights_sha256"], data_sha256=meta["data_sha256"])
-    data = PreparedData(args.data)
-    images, labels = data.images("test"), data.labels("test")
-    preprocess = Preprocess(meta["mean"], meta["std"], meta["img_size"])
+    cache = ViTCache.open(args.features, args.backbone, args.data)
+    store, vit, images, labels, preprocess = cache.store, cache.vit, cache.images, cache.labels, cache.preprocess
     started = time.perf_counter()
     train = load_tokens(store, "train", base.tokens, sweep.max_images)
     tests = {kind: load_tokens(store, "test", kind) for kind in ("cls", "patch")}

@@ -3,12 +3,14 @@ replacement ViT and the source-layer ablations."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 import torch
 from torch import nn
 
+from laya.backbones import Preprocess, load_backbone
 from laya.clt.config import CLTConfig
 from laya.clt.contributions import mean_contributions
 from laya.clt.fit import fit_clt
@@ -16,9 +18,31 @@ from laya.clt.metrics import reconstruction_metrics
 from laya.clt.model import CrossLayerTranscoder
 from laya.clt.replace import ReplacedViT, Replacement, accuracy
 from laya.clt.tokens import Tokens, load_tokens
+from laya.data import PreparedData
 from laya.store import FeatureStore
 
 TEST_KINDS = ("cls", "patch")  # reconstruction metrics are always reported for both token kinds
+
+
+@dataclass
+class ViTCache:
+    """A ViT's feature cache with the frozen ViT it was built from and its test images (for replacement runs)."""
+
+    store: FeatureStore
+    vit: nn.Module
+    preprocess: Preprocess
+    images: np.ndarray  # (N, H, W, C) uint8 test images
+    labels: np.ndarray  # (N,) test labels
+
+    @classmethod
+    def open(cls, features: str | Path, backbone: str | Path, data: str | Path) -> ViTCache:
+        """Open all three; a cache built from other weights or data is refused (one-line error with the fix)."""
+        store = FeatureStore.open(features)
+        vit, meta = load_backbone(backbone)
+        store.check_fingerprint(backbone_sha256=meta["weights_sha256"], data_sha256=meta["data_sha256"])
+        prepared = PreparedData(data)
+        return cls(store, vit, Preprocess(meta["mean"], meta["std"], meta["img_size"]), prepared.images("test"),
+                   prepared.labels("test"))
 
 
 def train_clt(store: FeatureStore, cfg: CLTConfig, train: Tokens | None = None,
