@@ -5,6 +5,8 @@
   live    the same epoch function, but every mini-batch's layers are recomputed by the frozen backbone from
           the prepared images (what a user without a cache does)
   ratio   live / cache — target ≥ 20× for cnn and vit
+  FLOP ceiling  (backbone forward + head step) / head step, in matmul/conv FLOPs: what the ratio would be if
+          both modes ran at the same FLOP rate — the cache cannot save more work than the backbone's share
 
     python benchmarks/heads.py [--backbones mlp cnn vit] [--epochs 3] [--batch-size N]
 
@@ -23,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
 
 from laya.backbones import Preprocess, load_backbone
 from laya.config import from_dict, load_params, section
@@ -30,7 +33,7 @@ from laya.data import PreparedData
 from laya.extract import LayerTap
 from laya.heads import build
 from laya.store import FeatureStore
-from laya.train import HeadsConfig, TrainConfig, train_epoch
+from laya.train import HeadsConfig, TrainConfig, moving_average, train_epoch
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -43,6 +46,18 @@ def live_batches(data: PreparedData, tap: LayerTap, prep: Preprocess, cfg: Train
         pick = np.sort(order[lo:lo + cfg.batch_size])
         layers = [t.clone() for t in tap(prep(torch.from_numpy(images[pick]))).layers]  # leave inference mode
         yield layers, torch.from_numpy(labels[pick])
+
+
+def flop_ceiling(tap: LayerTap, prep: Preprocess, head: nn.Module, images: np.ndarray) -> float:
+    """(backbone forward + head step) / head step in matmul/conv FLOPs (torch's FlopCounterMode) on one batch:
+    the ratio the cache could reach if both modes ran at the same FLOP rate and reading cost nothing."""
+    with FlopCounterMode(display=False) as count:
+        layers = [t.clone() for t in tap(prep(torch.from_numpy(images))).layers]
+    backbone = count.get_total_flops()
+    with FlopCounterMode(display=False) as count:
+        nn.functional.cross_entropy(head(layers), torch.zeros(len(images), dtype=torch.long)).backward()
+    step = count.get_total_flops()
+    return (backbone + step) / step
 
 
 def main() -> None:
@@ -74,11 +89,13 @@ def main() -> None:
                                          window_blocks=cfg.window_blocks) if mode == "cache"
                            else live_batches(data, tap, prep, cfg, samples, epoch))
                 start = time.perf_counter()
-                train_epoch(head, optimizer, nn.CrossEntropyLoss(), batches, cfg.input_dropout)
+                train_epoch(head, optimizer, nn.CrossEntropyLoss(), batches, cfg.input_dropout, mixup=cfg.mixup,
+                            rng=np.random.default_rng(epoch), average=moving_average(head, cfg.ema))
                 times[mode].append(time.perf_counter() - start)
         cache, live = min(times["cache"]), min(times["live"])
+        ceiling = flop_ceiling(tap, prep, head, data.images("train", 0, cfg.batch_size))
         print(f"{name:4s} LAYA epoch of {samples} samples: cache {cache:6.2f} s | live backbone {live:6.2f} s | "
-              f"ratio {live / cache:6.1f}×", flush=True)
+              f"ratio {live / cache:6.1f}× | FLOP ceiling {ceiling:5.1f}×", flush=True)
 
 
 if __name__ == "__main__":

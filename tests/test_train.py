@@ -15,9 +15,10 @@ from conftest import REPO, write_feature_store
 from laya import FeatureStore
 from laya.config import ConfigError, from_dict
 from laya.heads import load
-from laya.train import HeadsConfig, TrainConfig, summarise, train_heads
+from laya.train import HeadsConfig, TrainConfig, moving_average, summarise, train_heads
+from laya.train.loop import mix
 
-QUICK = TrainConfig(seeds=[0, 1], epochs=8, patience=3, batch_size=32, lr=0.01)
+QUICK = TrainConfig(seeds=[0, 1], epochs=8, patience=3, batch_size=32, lr=0.01, ema=0.9)  # ~100 steps
 
 
 @pytest.fixture(scope="module")
@@ -81,10 +82,31 @@ def test_layer_index_not_in_store(store_path, tmp_path):
     (TrainConfig, {"seeds": []}, r"train.seeds: expected a non-empty list"),
     (TrainConfig, {"epochs": 0}, r"train.epochs: expected a positive integer"),
     (TrainConfig, {"lr": "fast"}, r"train.lr: expected a number"),
+    (TrainConfig, {"ema": 1.0}, r"train.ema: expected a number in \[0, 1\) \(0 = off\), got 1.0"),
+    (TrainConfig, {"mixup": -0.2}, r"train.mixup: expected a number ≥ 0"),
 ])
 def test_bad_config(section, values, match):
     with pytest.raises(ConfigError, match=match):
         from_dict(section, values, "heads" if section is HeadsConfig else "train")
+
+
+def test_mixup_mixes_every_layer_and_the_labels_alike():
+    x = torch.arange(12.0).reshape(6, 2)
+    feats, y = [x, 3 * x], torch.arange(6)
+    mixed, y_a, y_b, lam = mix(feats, y, 0.4, np.random.default_rng(0))
+    assert 0 < lam < 1 and torch.equal(y_a, y) and not torch.equal(y_b, y)
+    torch.testing.assert_close(mixed[1], 3 * mixed[0])  # one λ and one pairing for all layers
+    torch.testing.assert_close(mixed[0], lam * x + (1 - lam) * x[y_b])  # y = row index, so y_b is the pairing
+
+
+def test_moving_average_follows_the_recursion():
+    head = torch.nn.Linear(1, 1, bias=False)
+    average = moving_average(head, decay=0.75)
+    for value, expected in [(4.0, 4.0), (8.0, 5.0), (1.0, 4.0), (8.0, 5.0)]:  # first copies, then ¾·θ̄ + ¼·θ
+        head.weight.data.fill_(value)
+        average.update_parameters(head)
+        assert average.module.weight.item() == pytest.approx(expected)
+    assert moving_average(head, decay=0.0) is None
 
 
 def _stage(tmp_path, store_path, backbone_sha, params):

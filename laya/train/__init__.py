@@ -1,8 +1,8 @@
 """Training heads from a feature store (no backbone in memory): configs, the loop, and the whole stage's run."""
 
 from laya.train.config import HeadsConfig, TrainConfig
-from laya.train.loop import FitResult, Predictions, fit_head, predict, train_epoch
+from laya.train.loop import FitResult, Predictions, fit_head, moving_average, predict, train_epoch
 from laya.train.run import summarise, train_heads, write_curves
 
-__all__ = ["FitResult", "HeadsConfig", "Predictions", "TrainConfig", "fit_head", "predict", "summarise",
-           "train_epoch", "train_heads", "write_curves"]
+__all__ = ["FitResult", "HeadsConfig", "Predictions", "TrainConfig", "fit_head", "moving_average", "predict",
+           "summarise", "train_epoch", "train_heads", "write_curves"]

@@ -39,6 +39,8 @@ class TrainConfig:
     weight_decay: float = 0.0
     input_dropout: float = 0.2  # training only: dropout on the layer activations the head reads
     label_smoothing: float = 0.0
+    mixup: float = 0.4  # Beta(a, a) mixup of pairs of samples' activations and labels; 0 = off
+    ema: float = 0.999  # decay of the weights' exponential moving average, which is validated and kept; 0 = off
     window_blocks: int = 4  # read blocks shuffled together: larger mixes better, costs memory
     memory_mb: int = 2048  # keep a split's decoded blocks in memory across epochs when it fits this budget
 
@@ -52,4 +54,6 @@ class TrainConfig:
         require(self.weight_decay >= 0, f"{key}.weight_decay", self.weight_decay, "a number ≥ 0")
         require(0 <= self.input_dropout < 1, f"{key}.input_dropout", self.input_dropout, "a number in [0, 1)")
         require(0 <= self.label_smoothing < 1, f"{key}.label_smoothing", self.label_smoothing, "a number in [0, 1)")
+        require(self.mixup >= 0, f"{key}.mixup", self.mixup, "a number ≥ 0 (0 = off)")
+        require(0 <= self.ema < 1, f"{key}.ema", self.ema, "a number in [0, 1) (0 = off)")
         require(self.memory_mb >= 0, f"{key}.memory_mb", self.memory_mb, "an integer ≥ 0 (0 = always read)")

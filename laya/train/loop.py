@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 from torch import nn
+from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 from tqdm import tqdm
 
 from laya.heads import LayerHead
@@ -54,45 +55,77 @@ def epoch_seed(seed: int, epoch: int) -> int:
     return int(np.random.SeedSequence([seed, epoch]).generate_state(1)[0])
 
 
+def mix(feats: list[torch.Tensor], y: torch.Tensor, alpha: float, rng: np.random.Generator
+        ) -> tuple[list[torch.Tensor], torch.Tensor, torch.Tensor, float]:
+    """Mixup (Zhang et al. 2018) on a batch of layer activations: h_i ← λ h_i + (1 − λ) h_i[π] for every layer i
+    with one λ ~ Beta(α, α) and one permutation π; returns (mixed feats, y, y[π], λ)."""
+    lam = float(rng.beta(alpha, alpha))
+    perm = torch.from_numpy(rng.permutation(len(y)))
+    return [lam * f + (1 - lam) * f[perm] for f in feats], y, y[perm], lam
+
+
 def train_epoch(head: LayerHead, optimizer: torch.optim.Optimizer, loss_fn: nn.Module,
                 batches: Iterable[tuple[list[torch.Tensor], torch.Tensor]], input_dropout: float = 0.0,
-                device: torch.device | str = "cpu") -> tuple[float, float]:
-    """One pass of Adam steps over `batches` of (layers, labels); returns (mean loss, accuracy)."""
+                device: torch.device | str = "cpu", mixup: float = 0.0, rng: np.random.Generator | None = None,
+                average: AveragedModel | None = None) -> tuple[float, float]:
+    """One pass of Adam steps over `batches` of (layers, labels); returns (mean loss, accuracy).
+
+    Per step: dropout(input_dropout) on every layer, then mixup with Beta(mixup, mixup) (0 = off; loss and
+    accuracy are λ-weighted over both labels), the step, and the weights' moving average `average` if given."""
     head.train()
-    total_loss, correct, seen = torch.zeros(()), torch.zeros((), dtype=torch.long), 0
+    rng = rng if rng is not None else np.random.default_rng(0)
+    total_loss, correct, seen = torch.zeros(()), torch.zeros(()), 0
     for feats, y in batches:
         feats = [nn.functional.dropout(f.to(device), input_dropout) for f in feats]
         y = y.to(device)
+        if mixup > 0:
+            feats, y_a, y_b, lam = mix(feats, y, mixup, rng)
+        else:
+            y_a, y_b, lam = y, y, 1.0
         logits = head(feats)
-        loss = loss_fn(logits, y)
+        loss = lam * loss_fn(logits, y_a) + (1 - lam) * loss_fn(logits, y_b) if lam < 1 else loss_fn(logits, y_a)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
+        if average is not None:
+            average.update_parameters(head)
+        pred = logits.detach().argmax(1)
         total_loss += loss.detach().cpu() * len(y)
-        correct += (logits.argmax(1) == y).sum().cpu()
+        correct += (lam * (pred == y_a).sum() + (1 - lam) * (pred == y_b).sum()).cpu()
         seen += len(y)
-    return float(total_loss) / seen, int(correct) / seen
+    return float(total_loss) / seen, float(correct) / seen
+
+
+def moving_average(head: LayerHead, decay: float) -> AveragedModel | None:
+    """θ̄ ← θ after the first step, then θ̄ ← decay·θ̄ + (1 − decay)·θ after every step (Polyak averaging over a
+    horizon of ~1 / (1 − decay) steps; keep it well below the run's steps). None when decay is 0."""
+    return AveragedModel(head, multi_avg_fn=get_ema_multi_avg_fn(decay)) if decay > 0 else None
 
 
 def fit_head(head: LayerHead, store: FeatureStore, cfg: TrainConfig, layers: list[int], seed: int,
              device: torch.device | str = "cpu", desc: str = "train") -> FitResult:
-    """Train `head` in place; on return it holds the weights of the epoch with the best val accuracy."""
+    """Train `head` in place; on return it holds the weights (their moving average when cfg.ema > 0) of the epoch
+    with the best val accuracy."""
     head.to(device)
     optimizer = torch.optim.Adam(head.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    average = moving_average(head, cfg.ema)
+    kept = average.module if average is not None else head  # the weights that are validated and returned
     loss_fn = nn.CrossEntropyLoss(label_smoothing=cfg.label_smoothing)
     result, best_acc, best_state = FitResult(), -1.0, None
     bar = tqdm(range(1, cfg.epochs + 1), desc=desc, unit="epoch", leave=False)
     for epoch in bar:
         batches = store.batches("train", cfg.batch_size, shuffle=True, seed=epoch_seed(seed, epoch), layers=layers,
                                 window_blocks=cfg.window_blocks)
-        train_loss, train_acc = train_epoch(head, optimizer, loss_fn, batches, cfg.input_dropout, device)
-        val = predict(head, store, "val", layers, device=device)
+        rng = np.random.default_rng(np.random.SeedSequence([seed, epoch, 1]))  # mixup draws
+        train_loss, train_acc = train_epoch(head, optimizer, loss_fn, batches, cfg.input_dropout, device,
+                                            cfg.mixup, rng, average)
+        val = predict(kept, store, "val", layers, device=device)
         val_loss = float(nn.functional.cross_entropy(torch.from_numpy(val.logits), torch.from_numpy(val.labels)))
         result.history.append({"epoch": epoch, "train_loss": train_loss, "train_acc": train_acc,
                                "val_loss": val_loss, "val_acc": val.accuracy})
         bar.set_postfix(val_acc=f"{val.accuracy:.4f}")
         if val.accuracy > best_acc:
-            best_acc, best_state, result.best_epoch = val.accuracy, copy.deepcopy(head.state_dict()), epoch
+            best_acc, best_state, result.best_epoch = val.accuracy, copy.deepcopy(kept.state_dict()), epoch
         elif epoch - result.best_epoch >= cfg.patience:
             break
     head.load_state_dict(best_state)
