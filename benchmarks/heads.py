@@ -68,11 +68,12 @@ def main() -> None:
     args = p.parse_args()
     params = load_params(REPO / "params.yaml")
     heads = from_dict(HeadsConfig, section(params, "heads"), "heads")
-    cfg = from_dict(TrainConfig, section(params, "train"), "train")
-    cfg = replace(cfg, batch_size=args.batch_size or cfg.batch_size)
+    train = from_dict(TrainConfig, section(params, "train"), "train")
     data = PreparedData(REPO / "data" / "prepared" / f"{params['data']['name']}.zarr")
-    print(f"torch threads: {torch.get_num_threads()}, batch {cfg.batch_size}, LAYA {heads.params('laya')}")
+    print(f"torch threads: {torch.get_num_threads()}, batch {args.batch_size or train.batch_size}, "
+          f"LAYA {heads.params('laya')}, train.overrides {train.overrides}")
     for name in args.backbones:
+        cfg = replace(train.for_backbone(name), batch_size=args.batch_size or train.batch_size)
         store = FeatureStore.open(REPO / "data" / "features" / f"{name}.zarr")
         store.keep_in_memory(cfg.memory_mb << 20)
         model, meta = load_backbone(REPO / "data" / "backbones" / name)

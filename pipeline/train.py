@@ -4,14 +4,15 @@
         --backbone-config data/backbones/mlp/config.json --out data/heads/mlp \
         --metrics reports/metrics/mlp.json --curves reports/curves/mlp
 
-Reads params `heads`, `train` and `device`. Refuses a cache built from other backbone weights than
---backbone-config's. Writes each head as safetensors + config.json under --out/<head>/seed<k>/.
+Reads params `heads`, `train` (with `train.overrides.<name>` applied) and `device`. Refuses a cache built
+from other backbone weights than --backbone-config's.
+Writes each head as safetensors + config.json under --out/<head>/seed<k>/.
 """
 
 import time
 
 from laya.cli import parser, run
-from laya.config import from_dict, load_params, section
+from laya.config import ConfigError, from_dict, load_params, section
 from laya.device import resolve_device
 from laya.io import read_json, write_json
 from laya.store import FeatureStore
@@ -30,6 +31,11 @@ def main() -> None:
     params = load_params(args.params)
     heads = from_dict(HeadsConfig, section(params, "heads"), "heads")
     cfg = from_dict(TrainConfig, section(params, "train"), "train")
+    backbones = sorted(params.get("backbones") or {})
+    unknown = sorted(set(cfg.overrides) - set(backbones))
+    if unknown:
+        raise ConfigError(f"train.overrides: {unknown} not in params `backbones` {backbones}; rename or remove them.")
+    cfg = cfg.for_backbone(args.name)
     store = FeatureStore.open(args.features)
     backbone = read_json(args.backbone_config, "backbone config")
     store.check_fingerprint(backbone_sha256=backbone["weights_sha256"], data_sha256=backbone["data_sha256"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -84,10 +85,19 @@ def test_layer_index_not_in_store(store_path, tmp_path):
     (TrainConfig, {"lr": "fast"}, r"train.lr: expected a number"),
     (TrainConfig, {"ema": 1.0}, r"train.ema: expected a number in \[0, 1\) \(0 = off\), got 1.0"),
     (TrainConfig, {"mixup": -0.2}, r"train.mixup: expected a number ≥ 0"),
+    (TrainConfig, {"overrides": {"mlp": {"mixup": -1}}}, r"train.overrides.mlp.mixup: expected a number ≥ 0"),
+    (TrainConfig, {"overrides": {"mlp": {"tau": 1}}}, r"train.overrides.mlp: unknown key\(s\) \['tau'\]"),
 ])
 def test_bad_config(section, values, match):
     with pytest.raises(ConfigError, match=match):
         from_dict(section, values, "heads" if section is HeadsConfig else "train")
+
+
+def test_overrides_apply_to_their_backbone_only():
+    cfg = from_dict(TrainConfig, {"lr": 0.01, "overrides": {"mlp": {"mixup": 0.4, "lr": 0.001}}}, "train")
+    mlp = cfg.for_backbone("mlp")
+    assert (mlp.mixup, mlp.lr, mlp.overrides) == (0.4, 0.001, {})
+    assert cfg.for_backbone("cnn") == replace(cfg, overrides={})
 
 
 def test_mixup_mixes_every_layer_and_the_labels_alike():

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from laya.config import ConfigError, require
+from laya.config import ConfigError, from_dict, require
 from laya.heads import HEADS
 
 
@@ -39,10 +39,11 @@ class TrainConfig:
     weight_decay: float = 0.0
     input_dropout: float = 0.2  # training only: dropout on the layer activations the head reads
     label_smoothing: float = 0.0
-    mixup: float = 0.4  # Beta(a, a) mixup of pairs of samples' activations and labels; 0 = off
-    ema: float = 0.999  # decay of the weights' exponential moving average, which is validated and kept; 0 = off
+    mixup: float = 0.0  # Beta(a, a) mixup of pairs of samples' activations and labels; 0 = off
+    ema: float = 0.0  # decay of the weights' exponential moving average, which is validated and kept; 0 = off
     window_blocks: int = 4  # read blocks shuffled together: larger mixes better, costs memory
     memory_mb: int = 2048  # keep a split's decoded blocks in memory across epochs when it fits this budget
+    overrides: dict = field(default_factory=dict)  # backbone name → the train keys that differ for its heads
 
     def validate(self, key: str) -> None:
         require(len(self.seeds) > 0 and len(set(self.seeds)) == len(self.seeds), f"{key}.seeds", self.seeds,
@@ -57,3 +58,13 @@ class TrainConfig:
         require(self.mixup >= 0, f"{key}.mixup", self.mixup, "a number ≥ 0 (0 = off)")
         require(0 <= self.ema < 1, f"{key}.ema", self.ema, "a number in [0, 1) (0 = off)")
         require(self.memory_mb >= 0, f"{key}.memory_mb", self.memory_mb, "an integer ≥ 0 (0 = always read)")
+        for name, changes in self.overrides.items():
+            require(isinstance(changes, dict) and "overrides" not in changes, f"{key}.overrides.{name}", changes,
+                    "a mapping of train keys (other than overrides)")
+            from_dict(TrainConfig, changes, f"{key}.overrides.{name}")
+
+    def for_backbone(self, name: str) -> TrainConfig:
+        """The section with train.overrides.<name> applied: the recipe for that backbone's heads."""
+        keys = self.overrides.get(name) or {}
+        coerced = from_dict(TrainConfig, keys, f"train.overrides.{name}")
+        return replace(self, overrides={}, **{k: getattr(coerced, k) for k in keys})
