@@ -20,12 +20,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from laya.backbones import Preprocess, load_backbone
+from laya.backbones import load_backbone
 from laya.clt import CLTConfig, CrossLayerTranscoder, load_tokens
 from laya.clt.fit import clt_loss
 from laya.config import from_dict, load_params, section
 from laya.data import PreparedData
 from laya.extract import LayerTap
+from laya.images import Preprocess
 from laya.store import FeatureStore
 
 REPO = Path(__file__).resolve().parents[1]
@@ -68,10 +69,10 @@ def main() -> None:
     store = FeatureStore.open(store_path)
     vit, meta = load_backbone(REPO / "data" / "backbones" / cfg.backbone)
     tap = LayerTap(vit, "cls", mlp_io=True)
-    prep = Preprocess(meta["mean"], meta["std"], meta["img_size"])
+    prep = meta.preprocess()
     images = PreparedData(REPO / "data" / "prepared" / f"{params['data']['name']}.zarr").images("train", 0,
                                                                                                args.images)
-    per_image = 1 + int(store.attrs["patch_tokens_kept"])
+    per_image = 1 + store.info.patch_tokens_kept
     print(f"torch threads: {torch.get_num_threads()}, {cfg.activation} CLT, {cfg.dict_size} features/layer, "
           f"batch {cfg.batch_size} tokens, {args.images} images × {per_image} tokens")
     rates = {"cache": [], "live": []}
@@ -83,10 +84,9 @@ def main() -> None:
                 tokens = load_tokens(store, "train", "both", args.images)
                 batches = tokens.batches(cfg.batch_size, shuffle=True, seed=repeat)
             else:
-                batches = live_batches(tap, prep, images, per_image, int(store.attrs["num_patches"]),
+                batches = live_batches(tap, prep, images, per_image, store.info.num_patches,
                                        cfg.batch_size, repeat)
-            model = CrossLayerTranscoder(len(store.layers), store.dims[0], cfg.dict_size, cfg.activation, cfg.k,
-                                         cfg.threshold, cfg.bandwidth)
+            model = CrossLayerTranscoder(len(store.layers), store.dims[0], cfg)
             read = time.perf_counter() - start
             seen, seconds = steps(model, cfg, batches)
             rates[mode].append(seen / (seconds + read))

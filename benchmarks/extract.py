@@ -22,12 +22,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 
 import torch
 
-from laya.backbones import BackboneConfig, Preprocess, build_model, load_backbone, save_backbone
+import laya
+from laya.backbones import BackboneCard, BackboneConfig, build_model, load_backbone, save_backbone
 from laya.config import from_dict, load_params, section
 from laya.data import DataConfig, PreparedData, RawDataset, write_prepared
 from laya.data.fashion_mnist import load_fashion_mnist
@@ -53,17 +54,18 @@ def backbone_dir(name: str, data: PreparedData, params: dict, tmp: Path) -> Path
     key = f"backbones.{name}"
     cfg = from_dict(BackboneConfig, section(params, key), key)
     model = build_model(cfg, 1, 28, 10, key)
-    meta = {"name": name, "config": asdict(cfg), "in_chans": 1, "img_size": 28, "num_classes": 10,
-            "mean": data.attrs["mean"], "std": data.attrs["std"], "data_sha256": data.attrs["data_sha256"]}
-    return save_backbone(tmp / "backbones" / name, model, meta)
+    card = BackboneCard(name=name, config=cfg, in_chans=1, img_size=28, num_classes=10, classes=data.classes,
+                        mean=data.attrs["mean"], std=data.attrs["std"], data_sha256=data.attrs["data_sha256"],
+                        laya_version=laya.__version__)
+    return save_backbone(tmp / "backbones" / name, model, card)
 
 
 @torch.no_grad()
 def forward_seconds(model, meta, data: PreparedData, cfg: ExtractConfig) -> float:
     """Time the plain forward pass (forward_intermediates or hooked forward, no MLP-I/O capture) over every
     split, reading images shard by shard as extraction does; nothing is kept."""
-    tap = LayerTap(model, cfg.pooling, hook_layers=meta["config"].get("layers"), mlp_io=False)
-    prep = Preprocess(meta["mean"], meta["std"], meta["img_size"])
+    tap = LayerTap(model, cfg.pooling, hook_layers=meta.config.layers, mlp_io=False)
+    prep = meta.preprocess()
     tap(prep(torch.from_numpy(data.images("train", 0, cfg.batch_size))))  # warm-up
     start = time.perf_counter()
     for split in ("train", "val", "test"):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
@@ -28,11 +28,12 @@ import torch
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from laya.backbones import Preprocess, load_backbone
+from laya.backbones import load_backbone
 from laya.config import from_dict, load_params, section
 from laya.data import PreparedData
 from laya.extract import LayerTap
 from laya.heads import build
+from laya.images import Preprocess
 from laya.store import FeatureStore
 from laya.train import HeadsConfig, TrainConfig, moving_average, train_epoch
 
@@ -67,24 +68,24 @@ def main() -> None:
     p.add_argument("--batch-size", type=int, default=None, help="default: params train.batch_size")
     args = p.parse_args()
     params = load_params(REPO / "params.yaml")
-    heads = from_dict(HeadsConfig, section(params, "heads"), "heads")
+    heads = HeadsConfig.parse(section(params, "heads"))
     train = from_dict(TrainConfig, section(params, "train"), "train")
     data = PreparedData(REPO / "data" / "prepared" / f"{params['data']['name']}.zarr")
     print(f"torch threads: {torch.get_num_threads()}, batch {args.batch_size or train.batch_size}, "
-          f"LAYA {heads.params('laya')}, train.overrides {train.overrides}")
+          f"LAYA {asdict(heads.config('laya'))}, train.overrides {train.overrides}")
     for name in args.backbones:
         cfg = replace(train.for_backbone(name), batch_size=args.batch_size or train.batch_size)
         store = FeatureStore.open(REPO / "data" / "features" / f"{name}.zarr")
         store.keep_in_memory(cfg.memory_mb << 20)
         model, meta = load_backbone(REPO / "data" / "backbones" / name)
-        tap = LayerTap(model, store.attrs["extract"]["pooling"], hook_layers=meta["config"].get("layers"))
-        prep = Preprocess(meta["mean"], meta["std"], meta["img_size"])
+        tap = LayerTap(model, store.info.extract["pooling"], hook_layers=meta.config.layers)
+        prep = meta.preprocess()
         samples = store.num_samples("train")
         times = {"cache": [], "live": []}
         for epoch in range(args.epochs):  # interleaved, so machine noise hits both modes alike
             for mode in times:
                 torch.manual_seed(0)
-                head = build("laya", store.dims, len(store.attrs["classes"]), **heads.params("laya"))
+                head = build("laya", store.dims, len(store.info.classes), config=heads.config("laya"))
                 optimizer = torch.optim.Adam(head.parameters(), lr=cfg.lr)
                 batches = (store.batches("train", cfg.batch_size, shuffle=True, seed=epoch,
                                          window_blocks=cfg.window_blocks) if mode == "cache"

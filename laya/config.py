@@ -15,6 +15,8 @@ from typing import Any
 import yaml
 
 SPLITS = ("train", "val", "test")  # every prepared dataset and feature store has these three
+# the top-level sections of params.yaml; anything else is a typo that would otherwise be silently ignored
+SECTIONS = ("device", "data", "backbones", "extract", "heads", "train", "evaluate", "clt", "clt_frontier")
 
 
 class ConfigError(ValueError):
@@ -32,6 +34,10 @@ def load_params(path: str | Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: not valid YAML ({err}); fix the syntax.") from None
     if not isinstance(params, dict):
         raise ConfigError(f"{path}: expected a mapping of sections at top level, got {type(params).__name__}.")
+    unknown = sorted(set(params) - set(SECTIONS))
+    if unknown:
+        raise ConfigError(f"{path}: unknown top-level section(s) {unknown}; valid: {list(SECTIONS)} (a typo? "
+                          f"rename or remove it).")
     return params
 
 
@@ -62,6 +68,10 @@ def from_dict(cls, values: dict[str, Any] | None, key: str):
     unknown = sorted(set(values) - set(fields))
     if unknown:
         raise ConfigError(f"{key}: unknown key(s) {unknown}; valid keys: {sorted(fields)}.")
+    missing = sorted(name for name, f in fields.items() if name not in values and f.default is dataclasses.MISSING
+                     and f.default_factory is dataclasses.MISSING)
+    if missing:
+        raise ConfigError(f"{key}: missing key(s) {missing}.")
     hints = typing.get_type_hints(cls)
     for name, value in values.items():
         values[name] = _coerce(value, hints[name], f"{key}.{name}")
@@ -97,6 +107,12 @@ def _coerce(value: Any, hint: Any, key: str) -> Any:
         return dict(value)
     if hint is Any:
         return value
+    if dataclasses.is_dataclass(hint):
+        if isinstance(value, hint):
+            return value
+        if not isinstance(value, dict):
+            raise ConfigError(f"{key}: expected a mapping, got {value!r}.")
+        return from_dict(hint, value, key)
     if hint is bool:
         if not isinstance(value, bool):
             raise ConfigError(f"{key}: expected true or false, got {value!r}.")

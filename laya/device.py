@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 from laya.config import ConfigError
 
 
 def resolve_device(name: str = "auto") -> torch.device:
+    if not isinstance(name, str):
+        raise ConfigError(f"device: expected auto, cpu, cuda or cuda:<index>, got {name!r}; fix it in params.yaml.")
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name.startswith("cuda") and not torch.cuda.is_available():
@@ -16,3 +20,8 @@ def resolve_device(name: str = "auto") -> torch.device:
         return torch.device(name)
     except RuntimeError:
         raise ConfigError(f"device: unknown device {name!r}; valid: auto, cpu, cuda, cuda:<index>.") from None
+
+
+def device_from_params(params: dict[str, Any]) -> torch.device:
+    """The device params.yaml asks for (top-level `device`, default auto)."""
+    return resolve_device(params.get("device", "auto"))

@@ -82,14 +82,16 @@ def class_layer_heatmap(patterns: dict, title: str, path: Path) -> Path:
     return _save(fig, path)
 
 
-def method_scores(metrics: dict, title: str, path: Path) -> Path:
+def method_scores(metrics: dict, title: str, path: Path, highlight: list[str] = ()) -> Path:
+    """Bars of `metrics[group][label]` for the faithfulness and Deletion@1 groups; `highlight` labels (the
+    heads' own layer weights) in orange."""
     plt = _pyplot()
     methods = list(metrics["faithfulness"])
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    fig, axes = plt.subplots(1, 2, figsize=(max(9, 1.1 * len(methods) + 3), 3.6))
     for ax, key, label in ((axes[0], "faithfulness", "faithfulness (Spearman with LOO)"),
                            (axes[1], "deletion_at_1", "Deletion@1 (drop in p_c)")):
         values = [metrics[key][m] for m in methods]
-        ax.bar(methods, values, color=["#dd8452" if m in ("laya", "scalarmix") else "#4c72b0" for m in methods])
+        ax.bar(methods, values, color=["#dd8452" if m in highlight else "#4c72b0" for m in methods])
         ax.set_ylabel(label)
         ax.tick_params(axis="x", rotation=30)
         for i, value in enumerate(values):

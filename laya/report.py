@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from laya.io import read_json
@@ -11,19 +12,32 @@ def _cell(stats: dict | None) -> str:
     return "—" if stats is None else f"{stats['mean']:.4f} ± {stats['std']:.4f}"
 
 
-def backbone_table(metrics_dir: Path, backbones: list[str]) -> str:
+@dataclass(frozen=True)
+class ReportInputs:
+    """The metrics files the report reads, each named explicitly (backbone name → path, in params order)."""
+
+    dataset: str  # shown in headings, e.g. "Fashion-MNIST"
+    backbones: dict[str, Path]  # backbone@<name> metrics
+    train: dict[str, Path]  # train@<name> metrics
+    evaluate: dict[str, Path] = field(default_factory=dict)  # evaluate@<name> metrics (missing files: skipped)
+    clt: Path | None = None
+    frontier: Path | None = None
+
+
+def backbone_table(inputs: ReportInputs) -> str:
     """Markdown: each frozen backbone's own test accuracy (its linear classifier)."""
     lines = ["| backbone | test accuracy | best epoch | parameters |", "|---|---|---|---|"]
-    for name in backbones:
-        m = read_json(metrics_dir / f"backbone_{name}.json", "backbone metrics")
+    for name, path in inputs.backbones.items():
+        m = read_json(path, "backbone metrics")
         lines.append(f"| {name} | {m['test_accuracy']:.4f} | {m['best_epoch']} | {m['parameters']:,} |")
     return "\n".join(lines)
 
 
-def accuracy_table(metrics_dir: Path, backbones: list[str], heads: list[str] | None = None) -> str:
+def accuracy_table(inputs: ReportInputs, heads: list[str] | None = None) -> str:
     """Markdown: heads × backbones, test accuracy mean ± std over seeds, then macro-F1 means.
     Rows follow `heads` (params heads.names), then any other head found in the metrics."""
-    metrics = {name: read_json(metrics_dir / f"{name}.json", "train metrics") for name in backbones}
+    metrics = {name: read_json(path, "train metrics") for name, path in inputs.train.items()}
+    backbones = list(metrics)
     heads = list(dict.fromkeys([*(heads or []), *(h for m in metrics.values() for h in m["accuracy"])]))
     seeds = max(len(a["seeds"]) for m in metrics.values() for a in m["accuracy"].values())
     lines = [f"| head | {' | '.join(backbones)} | {' | '.join(f'macro-F1 {b}' for b in backbones)} |",
@@ -36,30 +50,30 @@ def accuracy_table(metrics_dir: Path, backbones: list[str], heads: list[str] | N
     return "\n".join(lines) + f"\n\nTest accuracy, mean ± sample std over {seeds} seeds; macro-F1 mean."
 
 
-def attribution_table(metrics_dir: Path, backbones: list[str], methods: list[str] | None = None) -> str:
-    """Markdown: per method and backbone, faithfulness / Deletion@1 / deletion AUC / ms per explanation.
-    Rows follow `methods` (params evaluate.methods), then any other method found."""
-    found = {b: read_json(metrics_dir / f"evaluate_{b}.json", "evaluate metrics") for b in backbones
-             if (metrics_dir / f"evaluate_{b}.json").is_file()}
+def attribution_table(inputs: ReportInputs, pairs: list[tuple[str, str]] | None = None) -> str:
+    """Markdown: per (head, method) pair and backbone, faithfulness / Deletion@1 (mean ± std over seeds) and
+    deletion AUC. Rows follow `pairs` (params evaluate.methods, as (method, head)), then any other pair found."""
+    found = {b: read_json(path, "evaluate metrics") for b, path in inputs.evaluate.items() if Path(path).is_file()}
     if not found:
         return "(no evaluate metrics yet: run `dvc repro evaluate@<backbone>`)"
-    methods = list(dict.fromkeys([*(methods or []), *(m for e in found.values() for m in e["faithfulness"])]))
-    lines = ["| method | " + " | ".join(f"{b} faithfulness | {b} Deletion@1 | {b} del. AUC | {b} ms/expl."
-                                        for b in found) + " |", "|---|" + "---|" * (4 * len(found))]
-    for method in methods:
+    seen = [(m, h) for e in found.values() for h, methods in e["faithfulness"].items() for m in methods]
+    rows = list(dict.fromkeys([*(pairs or []), *seen]))
+    lines = ["| head | method | " + " | ".join(f"{b} faithfulness | {b} Deletion@1 | {b} del. AUC" for b in found)
+             + " |", "|---|---|" + "---|" * (3 * len(found))]
+    for method, head in rows:
         cells = []
         for e in found.values():
-            if method not in e["faithfulness"]:
-                cells += ["—"] * 4
+            if method not in e["faithfulness"].get(head, {}):
+                cells += ["—"] * 3
                 continue
-            undefined = e["faithfulness_undefined"][method]
-            spread = {g: f" ± {e[f'{g}_std'][method]:.3f}" if f"{g}_std" in e else ""
+            undefined = e["faithfulness_undefined"][head][method]
+            spread = {g: f" ± {e[f'{g}_std'][head][method]:.3f}" if f"{g}_std" in e else ""
                       for g in ("faithfulness", "deletion_at_1")}
-            cells += [f"{e['faithfulness'][method]:.3f}{spread['faithfulness']}"
+            cells += [f"{e['faithfulness'][head][method]:.3f}{spread['faithfulness']}"
                       + (f" ({undefined} undef.)" if undefined else ""),
-                      f"{e['deletion_at_1'][method]:.3f}{spread['deletion_at_1']}", f"{e['deletion_auc'][method]:.4f}",
-                      f"{e['ms_per_explanation'][method]:.3g}"]
-        lines.append(f"| {method} | " + " | ".join(cells) + " |")
+                      f"{e['deletion_at_1'][head][method]:.3f}{spread['deletion_at_1']}",
+                      f"{e['deletion_auc'][head][method]:.4f}"]
+        lines.append(f"| {head} | {method} | " + " | ".join(cells) + " |")
     heads = list(dict.fromkeys(h for e in found.values() for h in e["accuracy"]))
     depth = max(len(layers) for e in found.values() for layers in e["ablated_accuracy"].values())
     lines += ["", "Accuracy with one layer ablated (intact accuracy first):", "",
@@ -73,14 +87,13 @@ def attribution_table(metrics_dir: Path, backbones: list[str], methods: list[str
     return "\n".join(lines)
 
 
-def clt_table(metrics_dir: Path) -> str:
+def clt_table(path: Path | None) -> str:
     """Markdown: the `clt` stage's reconstruction per token kind and the replacement accuracies."""
-    path = metrics_dir / "clt.json"
-    if not path.is_file():
+    if path is None or not Path(path).is_file():
         return "(no transcoder metrics yet: run `dvc repro clt`)"
     m = read_json(path, "CLT metrics")
     lines = ["| tokens | R² | cosine | mean L0 per layer | dead features |", "|---|---|---|---|---|"]
-    for kind in ("cls", "patch"):
+    for kind in (k for k, v in m.items() if isinstance(v, dict) and "r2" in v):  # token positions (cls, patch)
         k = m[kind]
         lines.append(f"| {kind} | {k['r2']:.4f} | {k['cosine']:.4f} | {k['l0']:.1f} | {k['dead']} "
                      f"({k['dead_fraction']:.1%}) |")
@@ -96,10 +109,9 @@ def clt_table(metrics_dir: Path) -> str:
     return "\n".join(lines)
 
 
-def frontier_table(metrics_dir: Path) -> str:
+def frontier_table(path: Path | None) -> str:
     """Markdown: the `clt_frontier` sweep, one row per activation and k or λ."""
-    path = metrics_dir / "clt_frontier.json"
-    if not path.is_file():
+    if path is None or not Path(path).is_file():
         return "(no frontier yet: run `dvc repro clt_frontier`)"
     m = read_json(path, "CLT frontier metrics")
     lines = ["| CLT | CLS R² | CLS cosine | CLS L0 | patch R² | patch cosine | patch L0 | ViT accuracy, CLS replaced |",
@@ -112,26 +124,26 @@ def frontier_table(metrics_dir: Path) -> str:
     return "\n".join(lines) + f"\n\nOriginal ViT test accuracy {m['original_accuracy']:.4f}."
 
 
-def render(metrics_dir: str | Path, backbones: list[str], heads: list[str] | None = None,
-           methods: list[str] | None = None) -> str:
-    metrics_dir = Path(metrics_dir)
+def render(inputs: ReportInputs, heads: list[str] | None = None,
+           pairs: list[tuple[str, str]] | None = None) -> str:
     return "\n".join([
         "# laya report", "",
-        "Generated by `dvc repro report` from reports/metrics/*.json — do not edit by hand.", "",
-        "## Frozen backbones", "", backbone_table(metrics_dir, backbones), "",
-        "## Heads trained on the feature cache (Fashion-MNIST test split)", "",
-        accuracy_table(metrics_dir, backbones, heads), "",
+        "Generated by `dvc repro report` from the stages' metrics files — do not edit by hand.", "",
+        "## Frozen backbones", "", backbone_table(inputs), "",
+        f"## Heads trained on the feature cache ({inputs.dataset} test split)", "",
+        accuracy_table(inputs, heads), "",
         "## Layer attributions vs leave-one-layer-out (test split)", "",
         "Faithfulness: mean Spearman(attribution, LOO effect) across layers; Deletion@1: mean drop of the "
         "predicted class's probability when the top-ranked layer is ablated; del. AUC: area under the deletion "
-        "curve (lower is better); ms/expl.: milliseconds per explanation, measured in the same run. "
-        "Mean ± sample std over the evaluated seeds.", "",
-        attribution_table(metrics_dir, backbones, methods), "",
+        "curve (lower is better). Method `intrinsic` is the head's own layer weights (LAYA's α(x), ScalarMix's "
+        "softmax(w)). Mean ± sample std over the evaluated seeds. The cost of each method (ms per explanation) "
+        "is measured by the same run and kept in reports/timings/ (wall-clock, so not part of this report).", "",
+        attribution_table(inputs, pairs), "",
         "## Cross-layer transcoder of the ViT's MLP blocks (test split)", "",
         "R²: explained variance of each block's MLP output, cosine: mean cosine similarity, both averaged over "
         "the blocks; L0: active features per token and block. Replacement: the ViT run with those MLP outputs "
         "taken from the CLT.", "",
-        clt_table(metrics_dir), "",
+        clt_table(inputs.clt), "",
         "### Reconstruction vs sparsity (`clt_frontier`)", "",
-        frontier_table(metrics_dir), "",
+        frontier_table(inputs.frontier), "",
     ])

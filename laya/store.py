@@ -7,6 +7,7 @@ is visited exactly once per epoch while reads stay sequential.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,17 +16,20 @@ import torch
 import zarr
 
 from laya.config import SPLITS, ConfigError
+from laya.shards import ShardPlan
+from laya.store_info import Fingerprint, StoreInfo
 
 
 class FeatureStore:
-    """`FeatureStore.open(path)` → layers, dims, num_samples(split), labels(split), batches(...), attrs."""
+    """`FeatureStore.open(path)` → layers, dims, num_samples(split), labels(split), batches(...), attrs, info."""
 
     def __init__(self, path: Path, root: zarr.Group):
         self.path = path
         self.root = root
         self.attrs = dict(root.attrs)
-        self.layers: list[str] = list(self.attrs["layers"])
-        self.dims: list[int] = [int(d) for d in self.attrs["dims"]]
+        self.info = StoreInfo.from_attrs(self.attrs, str(path))
+        self.layers: list[str] = list(self.info.layers)
+        self.dims: list[int] = [int(d) for d in self.info.dims]
         self._memory_budget = 0  # bytes of decoded blocks `read_block` may keep (see `keep_in_memory`)
         self._memo: dict[tuple, tuple[list[np.ndarray], np.ndarray]] = {}
         self._memo_bytes = 0
@@ -35,24 +39,28 @@ class FeatureStore:
         path = Path(path)
         if not (path / "zarr.json").is_file():
             raise ConfigError(f"{path}: no feature store here; run `dvc repro extract@<backbone>` to build it.")
-        root = zarr.open_group(path, mode="r")
-        missing = [k for k in ("layers", "dims", "sizes", "fingerprint") if k not in root.attrs]
-        if missing:
-            raise ConfigError(f"{path}: not a laya feature store (attrs {missing} missing); rebuild it with "
-                              f"`dvc repro extract@<backbone>`.")
-        return cls(path, root)
+        return cls(path, zarr.open_group(path, mode="r"))
 
     @property
-    def fingerprint(self) -> dict:
-        return dict(self.attrs["fingerprint"])
+    def fingerprint(self) -> Fingerprint:
+        return self.info.fingerprint
 
-    def check_fingerprint(self, **expected) -> None:
-        """Raise when the cache was built from other weights/data/settings than `expected` (e.g. backbone_sha256)."""
-        stale = {k: (self.fingerprint.get(k), v) for k, v in expected.items() if self.fingerprint.get(k) != v}
+    def check_fingerprint(self, backbone: str | None = None, **expected) -> None:
+        """Raise when the cache was built from other weights/data/settings than `expected` (e.g. backbone_sha256).
+
+        `backbone`: the name of the backbone the caller expects (the stage to rerun is `extract@<backbone>`)."""
+        have = dataclasses.asdict(self.fingerprint)
+        stale = {k: (have.get(k), v) for k, v in expected.items() if have.get(k) != v}
+        if backbone is not None and backbone != self.info.backbone:
+            stale["backbone"] = (self.info.backbone, backbone)
         if stale:
             detail = ", ".join(f"{k}: cache {got!r} vs expected {want!r}" for k, (got, want) in stale.items())
             raise ConfigError(f"{self.path}: stale feature cache ({detail}); rebuild it with "
-                              f"`dvc repro extract@{self.attrs.get('backbone', '<backbone>')}`.")
+                              f"`dvc repro extract@{backbone or self.info.backbone}`.")
+
+    def check_built_from(self, card) -> None:
+        """Refuse a cache not extracted from this backbone card (its name, weights and prepared data)."""
+        self.check_fingerprint(card.name, backbone_sha256=card.weights_sha256, data_sha256=card.data_sha256)
 
     def _split(self, split: str) -> str:
         if split not in SPLITS:
@@ -60,7 +68,11 @@ class FeatureStore:
         return split
 
     def num_samples(self, split: str) -> int:
-        return int(self.attrs["sizes"][self._split(split)])
+        return int(self.info.sizes[self._split(split)])
+
+    def shard_plan(self, split: str) -> ShardPlan:
+        """The shards the split was written in (read them a shard at a time)."""
+        return self.info.shard_plan(self._split(split))
 
     def labels(self, split: str) -> np.ndarray:
         return self.root[f"{self._split(split)}/labels"][:]
@@ -70,8 +82,13 @@ class FeatureStore:
         key = f"{self._split(split)}/{name}"
         if key not in self.root:
             raise ConfigError(f"{self.path}: no array '{key}'; this store has layers {self.layers} "
-                              f"(mlp_io={self.attrs.get('mlp_io')}).")
+                              f"(mlp_io={self.info.mlp_io}).")
         return self.root[key]
+
+    def source_rows(self, split: str) -> np.ndarray:
+        """(N,) the prepared-store row each sample came from (its `index` array; 0..N−1 when the store has none)."""
+        key = f"{self._split(split)}/index"
+        return self.root[key][:] if key in self.root else np.arange(self.num_samples(split))
 
     def layer_indices(self, layers: list[int] | None) -> list[int]:
         """Validate a layer subset (indices into `self.layers`); None means all."""

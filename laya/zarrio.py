@@ -1,7 +1,7 @@
 """Zarr-v3 array creation shared by the prepared-data store and the feature store.
 
-Arrays are chunked along the sample axis (chunks ≥ `MIN_CHUNK_BYTES`) and sharded, so a store holds a few
-shard files per array instead of thousands of chunk files (DVC hashes every file of an output).
+Arrays are chunked along the sample axis (chunks ≥ `MIN_CHUNK_BYTES`) and sharded by a `ShardPlan`, so a store
+holds a few shard files per array instead of thousands of chunk files (DVC hashes every file of an output).
 """
 
 from __future__ import annotations
@@ -12,19 +12,19 @@ import numpy as np
 import zarr
 from zarr.codecs import BloscCodec, BloscShuffle, ZstdCodec
 
-from laya.config import choice
+from laya.shards import ShardPlan
 
-CODECS = ("lz4", "zstd", "none")
+CODECS = ("lz4", "zstd", "none")  # validated once, in the config that names the codec
 MIN_CHUNK_BYTES = 1 << 20
 
 
-def compressors(codec: str, key: str = "extract.codec"):
+def compressors(codec: str):
     """Zarr compressor list for a codec name: Blosc-LZ4 with byte shuffle, Zstd level 1, or none."""
-    choice(codec, CODECS, key)
     if codec == "lz4":
         return [BloscCodec(cname="lz4", clevel=5, shuffle=BloscShuffle.shuffle)]
     if codec == "zstd":
         return [ZstdCodec(level=1)]
+    assert codec == "none", codec
     return None
 
 
@@ -35,15 +35,15 @@ def chunk_rows(row_shape: tuple[int, ...], dtype: np.dtype, shard_rows: int) -> 
     return min(rows, shard_rows)
 
 
-def create_sample_array(group: zarr.Group, name: str, num_rows: int, row_shape: tuple[int, ...], dtype,
-                        shard_rows: int, codec: str, attributes: dict | None = None) -> zarr.Array:
-    """An (num_rows, *row_shape) array chunked and sharded along axis 0; `shard_rows` must be a power of 2."""
-    assert shard_rows & (shard_rows - 1) == 0, shard_rows
-    rows = chunk_rows(row_shape, dtype, shard_rows)
-    shard = max(rows, min(shard_rows, _round_up(max(num_rows, 1), rows)))
+def create_sample_array(group: zarr.Group, name: str, plan: ShardPlan, row_shape: tuple[int, ...], dtype,
+                        codec: str, attributes: dict | None = None) -> zarr.Array:
+    """A (plan.num_rows, *row_shape) array chunked along axis 0 and stored one zarr shard per plan shard (an
+    array shorter than one shard gets a single shard rounded up to whole chunks)."""
+    rows = chunk_rows(row_shape, dtype, plan.shard_size)
+    shard = max(rows, min(plan.shard_size, -(-max(plan.num_rows, 1) // rows) * rows))
     return group.create_array(
         name,
-        shape=(num_rows, *row_shape),
+        shape=(plan.num_rows, *row_shape),
         dtype=dtype,
         chunks=(rows, *row_shape),
         shards=(shard, *row_shape),
@@ -52,7 +52,3 @@ def create_sample_array(group: zarr.Group, name: str, num_rows: int, row_shape: 
         attributes=attributes or {},
         config={"write_empty_chunks": True},  # skips a compare-with-fill pass over every chunk written
     )
-
-
-def _round_up(n: int, multiple: int) -> int:
-    return -(-n // multiple) * multiple

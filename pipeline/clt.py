@@ -10,13 +10,14 @@ the test images.
 """
 
 import time
+from dataclasses import asdict
 
 from laya import plots
 from laya.cli import parser, run
-from laya.clt import CLTConfig, load_tokens, save_clt
-from laya.clt.run import ViTCache, contributions, reconstruction, replacement_accuracies, train_clt
+from laya.clt import CLTConfig, save_clt
+from laya.clt.run import ViTCache, contributions, reconstruction, replacement_accuracies, test_tokens, train_clt
 from laya.config import ConfigError, from_dict, load_params, section
-from laya.device import resolve_device
+from laya.device import device_from_params
 from laya.io import atomic_path, write_json
 
 
@@ -39,7 +40,7 @@ def main() -> None:
     args = p.parse_args()
     params = load_params(args.params)
     cfg = from_dict(CLTConfig, section(params, "clt"), "clt")
-    device = resolve_device(params.get("device", "auto"))
+    device = device_from_params(params)
     cache = ViTCache.open(args.features, args.backbone, args.data)
     store = cache.store
     if cfg.replace_from >= len(store.layers):
@@ -49,21 +50,19 @@ def main() -> None:
     print(f"clt: {cfg.activation} CLT, {cfg.dict_size} features × {len(store.layers)} layers, {cfg.tokens} tokens "
           f"of {store.path}")
     model, history = train_clt(store, cfg, device=device)
-    tests = {kind: load_tokens(store, "test", kind) for kind in ("cls", "patch")}
-    scores = reconstruction(model, tests)
-    replaced = replacement_accuracies(model, cache.vit, cache.images, cache.labels, cache.preprocess,
-                                      cfg.replace_from)
-    shares = contributions(model, tests)
+    tests = test_tokens(store)
+    scores = reconstruction(model, tests, device)
+    replaced = replacement_accuracies(model, cache, cfg.replace_from, device)
+    shares = contributions(model, tests, device)
     metrics = {kind: per_layer(s, store.layers) for kind, s in scores.items()}
     metrics["replacement"] = {**replaced, "replace_from": cfg.replace_from}
-    save_clt(model, args.out, {"params": cfg.__dict__, "layers": store.layers,
-                               "cache_fingerprint": store.fingerprint["hash"], "history": history})
+    save_clt(model, args.out, layers=store.layers, cache_fingerprint=store.fingerprint.hash, history=history)
     write_json(args.metrics, metrics)
     write_json(args.details, {"layers": store.layers, "contributions": shares, "history": history,
-                              "params": cfg.__dict__})
+                              "params": asdict(cfg)})
     with atomic_path(args.figures) as tmp:
         tmp.mkdir(parents=True)
-        for kind in ("cls", "patch"):
+        for kind in tests:
             plots.contribution_heatmap(shares[kind], store.layers, f"CLT ({cfg.activation}): share of block j's MLP "
                                        f"output built from block i — {kind} tokens", tmp / f"contributions_{kind}.png")
         plots.top_source_accuracy(replaced, "ViT, CLS MLP outputs from the CLT with top-k sources per block",

@@ -15,10 +15,10 @@ import pandas as pd
 from laya import plots
 from laya.cli import parser, run
 from laya.clt import CLTConfig, FrontierConfig, load_tokens
-from laya.clt.replace import ReplacedViT, Replacement, accuracy
-from laya.clt.run import ViTCache, frontier_configs, reconstruction, train_clt
+from laya.clt.replace import Replacement
+from laya.clt.run import ViTCache, frontier_configs, reconstruction, replaced_accuracy, test_tokens, train_clt
 from laya.config import from_dict, load_params, section
-from laya.device import resolve_device
+from laya.device import device_from_params
 from laya.io import atomic_path, write_json
 
 
@@ -38,29 +38,28 @@ def main() -> None:
     params = load_params(args.params)
     base = from_dict(CLTConfig, section(params, "clt"), "clt")
     sweep = from_dict(FrontierConfig, section(params, "clt_frontier"), "clt_frontier")
-    device = resolve_device(params.get("device", "auto"))
+    device = device_from_params(params)
     cache = ViTCache.open(args.features, args.backbone, args.data)
-    store, vit, images, labels, preprocess = cache.store, cache.vit, cache.images, cache.labels, cache.preprocess
+    store = cache.store
     started = time.perf_counter()
     train = load_tokens(store, "train", base.tokens, sweep.max_images)
-    tests = {kind: load_tokens(store, "test", kind) for kind in ("cls", "patch")}
+    tests = test_tokens(store)
     configs = frontier_configs(base, sweep.activations, sweep.ks, sweep.sparsities, sweep.epochs, sweep.max_images)
     print(f"clt_frontier: {len(configs)} CLTs, {len(train)} {base.tokens} training tokens, {sweep.epochs} epochs each")
     points = []
     for cfg in configs:
         model, _ = train_clt(store, cfg, train, device, desc=f"{cfg.activation} k={cfg.k} λ={cfg.sparsity:g}")
-        scores = reconstruction(model, tests)
+        scores = reconstruction(model, tests, device)
         point = {"activation": cfg.activation, "k": cfg.k if cfg.activation != "jumprelu" else None,
                  "sparsity": cfg.sparsity if cfg.activation == "jumprelu" else None}
         for kind, m in scores.items():
             point.update({f"{kind}_{name}": round(m[name], 6) for name in ("r2", "cosine", "l0", "dead_fraction")})
-        point["cls_replaced_accuracy"] = accuracy(ReplacedViT(vit, model, Replacement("cls")).logits, images,
-                                                  labels, preprocess)
+        point["cls_replaced_accuracy"] = replaced_accuracy(cache, model, Replacement("cls"), device)
         points.append(point)
         print(f"  {label(point):18s} CLS R² {point['cls_r2']:.4f} L0 {point['cls_l0']:5.1f} | patch R² "
               f"{point['patch_r2']:.4f} L0 {point['patch_l0']:5.1f} | CLS-replaced accuracy "
               f"{point['cls_replaced_accuracy']:.4f}", flush=True)
-    original = accuracy(vit.eval(), images, labels, preprocess)
+    original = replaced_accuracy(cache, model, None, device)
     write_json(args.metrics, {"original_accuracy": original, **{label(p): {k: v for k, v in p.items()
                                                                           if k not in ("activation", "k", "sparsity")}
                                                                 for p in points}})

@@ -13,7 +13,7 @@ from laya.backbones import load_backbone
 from laya.cli import human_bytes, parser, run
 from laya.config import ConfigError, from_dict, load_params, section
 from laya.data import PreparedData
-from laya.device import resolve_device
+from laya.device import device_from_params
 from laya.extract import ExtractConfig, extract_features
 
 
@@ -28,11 +28,11 @@ def main() -> None:
     params = load_params(args.params)
     cfg = from_dict(ExtractConfig, section(params, "extract"), "extract")
     data = PreparedData(args.data)
-    model, meta = load_backbone(args.backbone)
-    if meta["data_sha256"] != data.attrs["data_sha256"]:
+    model, card = load_backbone(args.backbone)
+    if card.data_sha256 != data.attrs["data_sha256"]:
         raise ConfigError(f"{args.backbone}: backbone was trained on other prepared data than {args.data}; "
                           f"rerun `dvc repro backbone@{args.name}`.")
-    summary = extract_features(model, meta, data, args.out, cfg, resolve_device(params.get("device", "auto")),
+    summary = extract_features(model, card, data, args.out, cfg, device_from_params(params),
                                Path(args.work_dir) if args.work_dir else None)
     resumed = f", resumed {summary['resumed_shards']} shards" if summary["resumed_shards"] else ""
     print(f"extract@{args.name}: wrote {args.out} ({len(summary['layers'])} layers {summary['dims']}, "

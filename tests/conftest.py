@@ -5,14 +5,14 @@ from __future__ import annotations
 import gzip
 import os
 import struct
-from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from laya.backbones import BackboneConfig, build_model, save_backbone
+import laya
+from laya.backbones import BackboneCard, BackboneConfig, build_model, save_backbone
 from laya.data import DataConfig, RawDataset, write_prepared
 
 REPO = Path(__file__).resolve().parents[1]
@@ -62,14 +62,18 @@ TINY_BACKBONES = {
 }
 
 
+def tiny_card(arch: str, data_sha256: str, name: str | None = None) -> BackboneCard:
+    """The card the backbone stage would write for a tiny backbone of `arch` (no training)."""
+    return BackboneCard(name=name or arch, config=TINY_BACKBONES[arch], in_chans=1, img_size=28, num_classes=10,
+                        classes=[str(i) for i in range(10)], mean=[0.5], std=[0.25], data_sha256=data_sha256,
+                        laya_version=laya.__version__)
+
+
 def tiny_backbone(tmp: Path, arch: str, data_sha256: str, seed: int = 0) -> Path:
     """A random-init tiny backbone saved like the backbone stage does (no training needed for extraction)."""
     torch.manual_seed(seed)
-    cfg = TINY_BACKBONES[arch]
-    model = build_model(cfg, 1, 28, 10, f"backbones.{arch}").eval()
-    meta = {"name": arch, "config": asdict(cfg), "in_chans": 1, "img_size": 28, "num_classes": 10,
-            "classes": [str(i) for i in range(10)], "mean": [0.5], "std": [0.25], "data_sha256": data_sha256}
-    return save_backbone(tmp / arch, model, meta)
+    model = build_model(TINY_BACKBONES[arch], 1, 28, 10, f"backbones.{arch}").eval()
+    return save_backbone(tmp / arch, model, tiny_card(arch, data_sha256))
 
 
 def write_feature_store(path: Path, dims=(6, 5, 4), sizes=None, classes: int = 3, informative: int = 1,
@@ -79,6 +83,8 @@ def write_feature_store(path: Path, dims=(6, 5, 4), sizes=None, classes: int = 3
     Layer `informative` holds the label as a one-hot-ish signal plus noise; the others are pure noise."""
     import zarr
 
+    from laya.shards import ShardPlan
+    from laya.store_info import Fingerprint, StoreInfo
     from laya.zarrio import create_sample_array
 
     sizes = sizes or {"train": 300, "val": 90, "test": 120}
@@ -91,9 +97,10 @@ def write_feature_store(path: Path, dims=(6, 5, 4), sizes=None, classes: int = 3
             x = rng.normal(0, 1, (n, d))
             if i == informative:
                 x[np.arange(n), labels % d] += 3.0
-            create_sample_array(root, f"{split}/layers/{name}", n, (d,), "float16", shard_rows, "lz4")[:] = x
-        create_sample_array(root, f"{split}/labels", n, (), "int32", shard_rows, "lz4")[:] = labels
-    root.attrs.update({"backbone": "toy", "layers": names, "dims": list(dims), "sizes": sizes,
-                       "classes": [f"c{i}" for i in range(classes)],
-                       "fingerprint": {"backbone_sha256": "b" * 64, "data_sha256": "d" * 64, "hash": "toy"}})
+            create_sample_array(root, f"{split}/layers/{name}", ShardPlan(n, shard_rows), (d,), "float16", "lz4")[:] = x
+        create_sample_array(root, f"{split}/labels", ShardPlan(n, shard_rows), (), "int32", "lz4")[:] = labels
+    info = StoreInfo(backbone="toy", layers=names, dims=list(dims), sizes=sizes,
+                     classes=[f"c{i}" for i in range(classes)], extract={"shard_size": shard_rows},
+                     fingerprint=Fingerprint(backbone_sha256="b" * 64, data_sha256="d" * 64, hash="toy"))
+    root.attrs.update(info.to_attrs())
     return path

@@ -11,12 +11,14 @@ from torch import nn
 from laya.backbones import BackboneConfig, build_model
 from laya.clt import CLTConfig, CrossLayerTranscoder, Tokens, contribution_shares, load_clt, load_tokens, save_clt
 from laya.clt.activations import JumpReLU, TopK
+from laya.clt.card import CLTCard
 from laya.clt.contributions import mean_contributions
 from laya.clt.fit import clt_loss
 from laya.clt.metrics import reconstruction_metrics
 from laya.clt.replace import ReplacedViT, Replacement
 from laya.clt.run import train_clt
 from laya.config import ConfigError, from_dict
+from laya.heads import HeadCard
 from laya.store import FeatureStore
 
 L, D = 3, 8
@@ -25,7 +27,7 @@ L, D = 3, 8
 def identity_clt(num_layers: int = L, d: int = D, scale: float = 1.0) -> CrossLayerTranscoder:
     """Abs-TopK with k = F = d, W_enc = I, W_dec^{j→j} = scale·I, no cross-layer terms, no standardisation:
     ŷ_j = scale · x_j exactly."""
-    clt = CrossLayerTranscoder(num_layers, d, d, "abs_topk", k=d)
+    clt = CrossLayerTranscoder(num_layers, d, CLTConfig(dict_size=d, activation="abs_topk", k=d))
     with torch.no_grad():
         clt.w_enc.copy_(torch.eye(d).expand(num_layers, d, d))
         for w in clt.w_dec:
@@ -36,7 +38,7 @@ def identity_clt(num_layers: int = L, d: int = D, scale: float = 1.0) -> CrossLa
 
 def test_changing_a_code_never_changes_an_earlier_layer():
     torch.manual_seed(0)
-    clt = CrossLayerTranscoder(4, D, 16, "relu_topk", k=4)
+    clt = CrossLayerTranscoder(4, D, CLTConfig(dict_size=16, activation="relu_topk", k=4))
     for w in clt.w_dec:
         nn.init.normal_(w)
     z = torch.randn(5, 4, 16)
@@ -65,7 +67,7 @@ def test_topk_variants_keep_exactly_k_and_abs_topk_keeps_signs():
 
 def test_jumprelu_threshold_receives_a_gradient_from_reconstruction_and_sparsity():
     torch.manual_seed(0)
-    clt = CrossLayerTranscoder(L, D, 32, "jumprelu", threshold=0.5, bandwidth=0.5)
+    clt = CrossLayerTranscoder(L, D, CLTConfig(dict_size=32, activation="jumprelu", threshold=0.5, bandwidth=0.5))
     x, y = torch.randn(256, L, D), torch.randn(256, L, D)
     for sparsity in (0.0, 1.0):
         clt.zero_grad()
@@ -76,8 +78,31 @@ def test_jumprelu_threshold_receives_a_gradient_from_reconstruction_and_sparsity
     clt_loss(clt, x, y, 1.0)[2].backward()  # the L0 term alone pushes thresholds up (negative gradient)
     assert clt.sigma.log_threshold.grad.sum() < 0
     pre = torch.tensor([[[0.2, 0.6, -1.0] + [0.0] * 29]])
-    out = JumpReLU((1, 32), threshold=0.5)(pre)
+    out = JumpReLU((1, 32), threshold=0.5, bandwidth=0.05)(pre)
     assert out[0, 0, :3].tolist() == pytest.approx([0.0, 0.6, 0.0])
+
+
+def test_one_jumprelu_for_the_whole_stack_and_for_one_layer():
+    """encode_layer (replacement, contributions) uses the same σ as the batched forward pass."""
+    torch.manual_seed(0)
+    clt = CrossLayerTranscoder(L, D, CLTConfig(dict_size=32, activation="jumprelu", threshold=0.3))
+    with torch.no_grad():
+        clt.sigma.log_threshold.copy_(torch.rand(L, 32).log())  # a different θ per layer and feature
+    x = torch.randn(64, L, D)
+    out = clt(x)
+    for i in range(L):
+        assert torch.equal(clt.encode_layer(i, x[:, i]), out.z[:, i])
+    torch.testing.assert_close(out.y, out.y_std * clt.y_scale[:, None] + clt.y_mean)
+
+
+def test_the_loss_compares_standardised_values_without_a_round_trip():
+    torch.manual_seed(0)
+    clt = CrossLayerTranscoder(L, D, CLTConfig(dict_size=16, activation="relu_topk", k=4))
+    clt.set_standardisation(torch.randn(L, D), torch.rand(L) + 0.5, torch.randn(L, D), torch.rand(L) + 0.5)
+    x, y = torch.randn(32, L, D), torch.randn(32, L, D)
+    out = clt(x)
+    expected = ((out.y_std - (y - clt.y_mean) / clt.y_scale[:, None]) ** 2).mean()
+    assert torch.equal(clt_loss(clt, x, y, 0.0)[1], expected)
 
 
 def test_r2_cosine_l0_and_dead_features_on_known_data():
@@ -126,7 +151,7 @@ def test_replacement_with_an_exact_clt_leaves_the_vit_logits_unchanged():
     # standardisation with arbitrary statistics: the decoder folds them back in
     x_mean, y_mean = torch.randn(depth, d), torch.randn(depth, d)
     x_scale, y_scale = torch.rand(depth) + 0.5, torch.rand(depth) + 0.5
-    clt = CrossLayerTranscoder(depth, d, d, "abs_topk", k=d)
+    clt = CrossLayerTranscoder(depth, d, CLTConfig(dict_size=d, activation="abs_topk", k=d))
     clt.set_standardisation(x_mean, x_scale, y_mean, y_scale)
     with torch.no_grad():
         clt.w_enc.copy_(torch.eye(d).expand(depth, d, d))
@@ -160,9 +185,12 @@ def test_training_learns_a_layered_linear_map_and_round_trips_through_safetensor
     assert reconstruction_metrics(model, train)["r2"] > 0.9
     again, _ = train_clt(None, cfg, train)  # same seed → same weights
     assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), again.state_dict().values()))
-    save_clt(model, tmp_path / "clt")
+    card = save_clt(model, tmp_path / "clt", layers=["a", "b", "c"], history=history)
     loaded = load_clt(tmp_path / "clt")
     assert torch.equal(loaded(train.x[:10].float()).y, model(train.x[:10].float()).y)
+    assert CLTCard.load(tmp_path / "clt") == card and card.config == cfg and card.layers == ["a", "b", "c"]
+    with pytest.raises(ConfigError, match=r"clt/config.json: this is a clt card, not a head card"):
+        HeadCard.load(tmp_path / "clt")
 
 
 @pytest.mark.parametrize("values, message", [

@@ -81,7 +81,10 @@ def test_dvc_repro_smoke(tmp_path):
         assert all(set(acc["seeds"]) == {"s0"} for acc in accuracy.values())
         assert (repo / "data" / "heads" / name / "laya" / "seed0" / "model.safetensors").is_file()
         evaluation = read_json(repo / "reports" / "metrics" / f"evaluate_{name}.json")
-        assert evaluation["faithfulness"]["loo"] > 0.99 and "ig" in evaluation["ms_per_explanation"]
+        assert evaluation["faithfulness"]["laya"]["loo"] > 0.99
+        assert "intrinsic" in evaluation["faithfulness"]["scalarmix"]
+        timings = read_json(repo / "reports" / "timings" / f"evaluate_{name}.json")  # a log, not a DVC output
+        assert timings["ms_per_explanation"]["laya"]["ig"] > 0
         payloads = (repo / "reports" / "explanations" / f"{name}.jsonl").read_text().splitlines()
         assert len(payloads) == 10
         for line in payloads:
@@ -96,7 +99,10 @@ def test_dvc_repro_smoke(tmp_path):
     frontier = read_json(repo / "reports" / "metrics" / "clt_frontier.json")
     assert {"relu_topk_k4", "abs_topk_k16", "jumprelu_l0.01"} <= set(frontier)
     report = (repo / "reports" / "report.md").read_text()
-    assert "| laya |" in report and "| relu_topk_k16 |" in report
+    assert "| laya |" in report and "| laya | ig |" in report and "| relu_topk_k16 |" in report
+    assert "(Fashion-MNIST test split)" in report
+    card = read_json(repo / "data" / "backbones" / "mlp" / "config.json")
+    assert card["kind"] == "backbone" and "seconds" not in json.dumps(card)  # nothing that varies run to run
 
     again = _run(["dvc", "repro"], repo, env)
     assert "Data and pipelines are up to date" in again, again
@@ -105,7 +111,8 @@ def test_dvc_repro_smoke(tmp_path):
 
     # an ablation of a head's hyper-parameter reruns the train stages only
     exp = _run(["dvc", "exp", "run", "-S", "heads.laya.tau=0.5"], repo, env)
-    assert _stages_run(exp) == {f"{stage}@{name}" for stage in ("train", "evaluate") for name in NAMES} | {"report"}
+    assert _stages_run(exp) == {f"{stage}@{name}" for stage in ("train", "evaluate") for name in NAMES} | {
+        "check", "report"}
     assert read_json(repo / "data" / "heads" / "mlp" / "laya" / "seed0" / "config.json")["params"]["tau"] == 0.5
     diff = _run(["dvc", "metrics", "diff", "--all"], repo, env)
     assert "reports/metrics/mlp.json" in diff and "accuracy.laya.mean" in diff, diff
@@ -113,6 +120,12 @@ def test_dvc_repro_smoke(tmp_path):
     # the ablation kind of the evaluation reruns the evaluate stages only; the CLT's activation only `clt`
     # (both in one experiment to keep the smoke run short: neither reruns extraction, training or the frontier)
     exp = _run(["dvc", "exp", "run", "-S", "evaluate.ablation=zero", "-S", "clt.activation=abs_topk"], repo, env)
-    assert _stages_run(exp) == {f"evaluate@{name}" for name in NAMES} | {"clt", "report"}, exp
+    assert _stages_run(exp) == {f"evaluate@{name}" for name in NAMES} | {"check", "clt", "report"}, exp
     diff = _run(["dvc", "metrics", "diff", "--all"], repo, env)
     assert "faithfulness.laya" in diff and "reports/metrics/clt.json" in diff and "cls.r2" in diff, diff
+
+    # a typo'd section that no stage reads fails `dvc repro` (stage `check`) instead of "up to date"
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    (repo / "params.yaml").write_text(yaml.safe_dump({**params, "trian": {"epochs": 3}}, sort_keys=False))
+    typo = subprocess.run(["dvc", "repro"], cwd=repo, env=env, capture_output=True, text=True)
+    assert typo.returncode != 0 and "unknown top-level section(s) ['trian']" in typo.stderr + typo.stdout, typo

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 import torch
@@ -24,7 +22,8 @@ from laya.evaluate import (
     spearman_rows,
 )
 from laya.evaluate.explain import confidence_level, explanations, load_schema, validate
-from laya.evaluate.run import depth_patterns, evaluate_heads, layer_means, metrics, summarise_seeds
+from laya.evaluate.run import depth_patterns, evaluate_heads, layer_means, metrics, summarise_seeds, timings
+from laya.evaluate.stage import load_heads
 from laya.heads import LayerHead
 from laya.train import HeadsConfig, TrainConfig, train_heads
 
@@ -71,7 +70,7 @@ def test_mean_vs_zero_ablation():
     p_mean = torch.softmax(torch.tensor([1.0, -2.0]), 0)
     assert float(leave_one_out(head, layers, mean_values).effects[0, 0]) == pytest.approx(0.5 - float(p_mean[0]))
     with pytest.raises(ConfigError, match=r"evaluate.ablation: unknown value 'noise'"):
-        ablation_values("noise", means)
+        from_dict(EvaluateConfig, {"ablation": "noise"}, "evaluate")
 
 
 def test_spearman_with_ties_and_undefined_rows():
@@ -116,36 +115,57 @@ def test_oracle_and_one_layer_head_are_perfectly_faithful():
 
 
 def test_metrics_over_seeds_are_means_with_stds():
-    one = {"faithfulness": {"laya": 0.8}, "faithfulness_undefined": {"laya": 1}, "deletion_at_1": {"laya": 0.5},
-           "ablated_accuracy": {"laya": {"b0": 0.9}}}
-    two = {"faithfulness": {"laya": 0.6}, "faithfulness_undefined": {"laya": 2}, "deletion_at_1": {"laya": 0.7},
-           "ablated_accuracy": {"laya": {"b0": 0.8}}}
+    one = {"faithfulness": {"laya": {"ig": 0.8}}, "faithfulness_undefined": {"laya": {"ig": 1}},
+           "deletion_at_1": {"laya": {"ig": 0.5}}, "ablated_accuracy": {"laya": {"b0": 0.9}}, "accuracy": {"laya": 1}}
+    two = {"faithfulness": {"laya": {"ig": 0.6}}, "faithfulness_undefined": {"laya": {"ig": 2.0}},
+           "deletion_at_1": {"laya": {"ig": 0.7}}, "ablated_accuracy": {"laya": {"b0": 0.8}}, "accuracy": {"laya": 0}}
     summary = summarise_seeds([one, two])
-    assert summary["faithfulness"]["laya"] == pytest.approx(0.7)
-    assert summary["faithfulness_std"]["laya"] == pytest.approx(np.std([0.8, 0.6], ddof=1), abs=1e-6)
-    assert summary["faithfulness_undefined"]["laya"] == 3  # counts add up
+    assert summary["faithfulness"]["laya"]["ig"] == pytest.approx(0.7)
+    assert summary["faithfulness_std"]["laya"]["ig"] == pytest.approx(np.std([0.8, 0.6], ddof=1), abs=1e-6)
+    assert summary["faithfulness_undefined"]["laya"]["ig"] == 3  # counts add up, whatever their Python type
+    assert summary["accuracy"]["laya"] == 0.5  # rates are means, even when they happen to be ints
     assert summary["ablated_accuracy"]["laya"]["b0"] == pytest.approx(0.85)
-    assert summary["seeds"] == 2
+    assert summary["seeds"] == 2 and "accuracy_std" not in summary
 
 
 def test_confidence_levels():
     assert [confidence_level(p, [0.6, 0.9]) for p in (0.3, 0.6, 0.89, 0.9)] == ["low", "medium", "medium", "high"]
 
 
-def test_bad_evaluate_params():
-    with pytest.raises(ConfigError, match=r"evaluate.methods: unknown method\(s\) \['lime'\]"):
-        from_dict(EvaluateConfig, {"methods": ["laya", "lime"]}, "evaluate")
-    with pytest.raises(ConfigError, match=r"evaluate.confidence"):
-        from_dict(EvaluateConfig, {"confidence": [0.9, 0.6]}, "evaluate")
+@pytest.mark.parametrize("values, match", [
+    ({"methods": {"ig": ["laya"], "lime": ["laya"]}}, r"evaluate.methods: unknown method\(s\) \['lime'\]"),
+    ({"methods": ["ig"]}, r"evaluate.methods: expected a mapping"),
+    ({"methods": {"ig": []}}, r"evaluate.methods.ig: expected a non-empty list of distinct head names"),
+    ({"methods": {"ig": ["lstm"]}}, r"evaluate.methods.ig: unknown head\(s\) \['lstm'\]"),
+    ({"methods": {"intrinsic": ["laya", "concat"]}}, r"evaluate.methods.intrinsic: head\(s\) \['concat'\] have no "
+                                                     r"layer weights"),
+    ({"methods": {"ig": ["laya"]}}, r"evaluate.explain: 'laya' must be among evaluate.methods.intrinsic"),
+    ({"confidence": [0.9, 0.6]}, r"evaluate.confidence"),
+])
+def test_bad_evaluate_params(values, match):
+    with pytest.raises(ConfigError, match=match):
+        from_dict(EvaluateConfig, values, "evaluate")
+
+
+def test_pairs_follow_params_order():
+    cfg = from_dict(EvaluateConfig, {"methods": {"ig": ["concat", "laya"], "intrinsic": ["laya"]}}, "evaluate")
+    assert cfg.pairs == [("ig", "concat"), ("ig", "laya"), ("intrinsic", "laya")]
+    assert cfg.heads == ["concat", "laya"]
 
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("eval")
     store = FeatureStore.open(write_feature_store(tmp / "toy.zarr"))
-    train_heads(store, HeadsConfig(names=["scalarmix", "laya"]),
+    train_heads(store, HeadsConfig(names=["concat", "scalarmix", "laya"]),
                 TrainConfig(seeds=[0], epochs=8, lr=0.01, batch_size=32), tmp / "heads")
     return store, tmp / "heads"
+
+
+def _evaluate(trained, cfg, device="cpu"):
+    store, heads_dir = trained
+    heads, cards, layers = load_heads(heads_dir, cfg.heads, 0, store, "toy")
+    return evaluate_heads(store, heads, layers, cfg, seed=0, device=device), cards
 
 
 def test_layer_means_are_chunkwise_exact(trained):
@@ -155,28 +175,74 @@ def test_layer_means_are_chunkwise_exact(trained):
 
 
 def test_evaluate_on_a_tiny_cache_finds_the_informative_layer(trained):
-    store, heads = trained
-    ev = evaluate_heads(store, heads, EvaluateConfig(batch_size=50, max_samples=100), seed=0)
-    scores = metrics(ev)
+    cfg = EvaluateConfig(batch_size=50, max_samples=100)
+    ev, cards = _evaluate(trained, cfg)
+    scores, times = metrics(ev), timings(ev)
+    laya = scores["faithfulness"]["laya"]
     assert len(ev.labels) == 100
-    assert scores["faithfulness"]["loo"] == pytest.approx(1.0)
-    assert scores["faithfulness"]["laya"] > scores["faithfulness"]["random"]
-    assert scores["deletion_at_1"]["laya"] > scores["deletion_at_1"]["random"] + 0.2
+    assert laya["loo"] == pytest.approx(1.0)
+    assert laya["intrinsic"] > laya["random"]
+    assert scores["deletion_at_1"]["laya"]["intrinsic"] > scores["deletion_at_1"]["laya"]["random"] + 0.2
+    assert set(scores["faithfulness"]["scalarmix"]) == {"intrinsic"}
     assert scores["ablated_accuracy"]["laya"]["layer1"] < scores["accuracy"]["laya"] - 0.3
-    assert scores["ms_per_explanation"]["ig"] > scores["ms_per_explanation"]["laya"]
-    patterns = depth_patterns(ev)
-    assert int(np.argmax(patterns["alpha_mean"])) == 1
-    assert len(patterns["alpha_by_class"]) == 3 and len(patterns["agreement"]["spearman"]) == 7
-    config = json.loads((heads / "laya" / "seed0" / "config.json").read_text())
-    payloads = explanations(ev, "toy", config, "toy", "mean", 10, [0.6, 0.9])
+    assert set(scores["alpha_entropy"]) == {"laya", "scalarmix"}
+    assert "ms_per_explanation" not in scores  # wall-clock: not in the DVC metrics
+    assert times["ms_per_explanation"]["laya"]["ig"] > times["ms_per_explanation"]["laya"]["intrinsic"]
+    patterns = depth_patterns(ev, "laya")
+    assert int(np.argmax(patterns["alpha_mean"])) == 1 and patterns["alpha_head"] == "laya"
+    assert len(patterns["alpha_by_class"]) == 3 and len(patterns["agreement"]["spearman"]) == len(cfg.pairs)
+    assert "ig@laya" in patterns["deletion_curves"]
+    payloads = explanations(ev, "toy", cards["laya"], "toy", "mean", 10, [0.6, 0.9])
     assert len(payloads) == 10
     schema = load_schema()
     for payload in payloads:
         validate(payload, schema)
         assert payload["standard"] == "WIA-AI-009" and set(payload["explanation"]["attention_weights"]) == {
             "layer0", "layer1", "layer2"}
+    assert payloads[0]["model_info"]["model_id"] == "laya-toy-seed0"
     broken = {**payloads[0], "prediction": {**payloads[0]["prediction"], "confidence": "very high"}}
     import jsonschema
 
     with pytest.raises(jsonschema.ValidationError):
         validate(broken, schema)
+
+
+@pytest.mark.parametrize("head_name", ["concat", "laya"])
+def test_post_hoc_methods_explain_any_head_and_ig_is_complete(trained, head_name):
+    """IG on Concat (or LAYA): Σ_i attribution_i = f_c(x) − f_c(baseline) (Captum's completeness axiom) for the
+    function IG explains, the predicted class's logit, with the ablation values as baseline; within 5%."""
+    store, heads_dir = trained
+    cfg = from_dict(EvaluateConfig, {"methods": {"ig": [head_name], "loo": [head_name]}, "explain": None,
+                                     "batch_size": 40, "max_samples": 40}, "evaluate")
+    ev, _ = _evaluate(trained, cfg)
+    assert metrics(ev)["faithfulness"][head_name]["loo"] == pytest.approx(1.0)
+    head = load_heads(heads_dir, [head_name], 0, store, "toy")[0][head_name]
+    feats, _ = next(store.batches("test", 40, layers=[0, 1, 2]))
+    values = ablation_values("mean", layer_means(store, "train", [0, 1, 2]))
+    with torch.no_grad():
+        logits, base = head(feats), head([v.expand_as(f) for v, f in zip(values, feats)])
+    target = logits.argmax(1)
+    gap = (logits - base).gather(1, target[:, None])[:, 0].numpy()
+    total = ev.attributions[("ig", head_name)].sum(1)
+    np.testing.assert_allclose(total, gap, rtol=0.05, atol=0.05 * np.abs(gap).mean())
+
+
+def test_evaluate_on_device_cpu_equals_auto(trained):
+    from laya.device import resolve_device
+
+    cfg = EvaluateConfig(batch_size=50, max_samples=60)
+    on_cpu, _ = _evaluate(trained, cfg, device=resolve_device("cpu"))
+    auto, _ = _evaluate(trained, cfg, device=resolve_device("auto"))
+    if resolve_device("auto").type == "cpu":
+        assert metrics(on_cpu) == metrics(auto)
+    else:  # a GPU: the same results within float tolerance
+        for group in ("faithfulness", "deletion_at_1"):
+            for head, methods in metrics(on_cpu)[group].items():
+                for method, value in methods.items():
+                    assert metrics(auto)[group][head][method] == pytest.approx(value, abs=0.02), (group, method)
+
+
+def test_a_head_missing_for_a_seed_is_one_line_with_the_fix(trained):
+    store, heads_dir = trained
+    with pytest.raises(ConfigError, match=r"no last head trained with seed 0.*dvc repro train@toy"):
+        load_heads(heads_dir, ["last"], 0, store, "toy")

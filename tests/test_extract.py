@@ -18,7 +18,7 @@ import yaml
 
 from conftest import REPO, synthetic_raw, tiny_backbone
 from laya import FeatureStore
-from laya.backbones import Preprocess, load_backbone
+from laya.backbones import load_backbone
 from laya.config import ConfigError
 from laya.data import DataConfig, PreparedData, write_prepared
 from laya.extract import ExtractConfig, extract_features
@@ -64,7 +64,7 @@ def _reference(model, arch, x):
 def test_store_equals_an_in_memory_forward(tmp_path, prepared_path, arch):
     summary, out, model, meta, data = _extract(tmp_path, arch, prepared_path)
     store = FeatureStore.open(out)
-    prep = Preprocess(meta["mean"], meta["std"], meta["img_size"])
+    prep = meta.preprocess()
     for split in ("train", "val", "test"):
         x = prep(torch.from_numpy(data.images(split)))
         layers, mlp_in, mlp_out = _reference(model, arch, x)
@@ -183,9 +183,18 @@ def test_killed_process_resumes_to_the_same_store(tmp_path):
 def test_stale_cache_is_refused_with_the_fix(tmp_path, prepared_path):
     _, out, _, meta, _ = _extract(tmp_path, "mlp", prepared_path)
     store = FeatureStore.open(out)
-    store.check_fingerprint(backbone_sha256=meta["weights_sha256"])
+    store.check_fingerprint(backbone_sha256=meta.weights_sha256)
+    store.check_built_from(meta)
     with pytest.raises(ConfigError, match=r"stale feature cache \(backbone_sha256.*dvc repro extract@mlp"):
         store.check_fingerprint(backbone_sha256="0" * 64)
+
+
+def test_swapped_stores_name_the_stage_that_rebuilds_the_expected_one(tmp_path, prepared_path):
+    """The mlp's store where the cnn's should be: the fix is to rebuild the cnn's (extract@cnn), not the mlp's."""
+    _, out, _, _, data = _extract(tmp_path, "mlp", prepared_path)
+    cnn = load_backbone(tiny_backbone(tmp_path / "other", "cnn", data.attrs["data_sha256"]))[1]
+    with pytest.raises(ConfigError, match=r"backbone: cache 'mlp' vs expected 'cnn'.*dvc repro extract@cnn`"):
+        FeatureStore.open(out).check_built_from(cnn)
 
 
 def test_float16_overflow_is_caught(tmp_path, prepared_path):
@@ -205,3 +214,19 @@ def test_more_patch_tokens_than_the_vit_has_is_an_error(tmp_path, prepared_path)
 def test_open_refuses_what_is_not_a_store(tmp_path):
     with pytest.raises(ConfigError, match="no feature store here; run `dvc repro extract@<backbone>`"):
         FeatureStore.open(tmp_path / "missing.zarr")
+
+
+def test_store_info_round_trips_and_a_prepared_store_is_not_a_feature_store(tmp_path, prepared_path):
+    from laya.store_info import StoreInfo
+
+    summary, out, _, card, data = _extract(tmp_path, "mlp", prepared_path)
+    store = FeatureStore.open(out)
+    info = store.info
+    assert StoreInfo.from_attrs(info.to_attrs(), "x") == info and info.to_attrs() == store.attrs
+    assert info.backbone == "mlp" and info.fingerprint.backbone_sha256 == card.weights_sha256
+    assert info.fingerprint.hash == summary["fingerprint"] and info.shard_size == SMALL.shard_size
+    plan = store.shard_plan("train")
+    assert plan.count == -(-data.num_samples("train") // SMALL.shard_size)
+    assert sum(plan.rows(i) for i in plan) == data.num_samples("train")
+    with pytest.raises(ConfigError, match=r"synthetic.zarr: not a laya feature store \(attrs \['layers', 'dims'"):
+        FeatureStore.open(prepared_path)

@@ -8,7 +8,7 @@ import torch
 
 import laya.heads
 from laya.config import ConfigError
-from laya.heads import HEADS, build, load, save
+from laya.heads import HEADS, HeadCard, build, load, load_with_card, save
 
 DIMS = [5, 7, 3]
 
@@ -22,6 +22,7 @@ def _layers(batch=4, seed=0):
 def test_every_head_shapes_weights_and_roundtrip(name, tmp_path):
     torch.manual_seed(0)
     head = build(name, DIMS, num_classes=6).eval()
+    assert isinstance(head.config, HEADS[name].config)
     layers = _layers()
     logits = head(layers)
     assert logits.shape == (4, 6)
@@ -32,9 +33,11 @@ def test_every_head_shapes_weights_and_roundtrip(name, tmp_path):
         assert weights.shape == (4, len(DIMS))
         torch.testing.assert_close(weights.sum(1), torch.ones(4))
         assert (weights >= 0).all()
-    loaded = load(save(head, tmp_path / name, {"seed": 0}))
+    card = save(head, tmp_path / name, seed=0)
+    loaded, loaded_card = load_with_card(tmp_path / name)
     torch.testing.assert_close(loaded(layers), logits)
-    assert loaded.config["seed"] == 0 and loaded.config["name"] == name
+    assert loaded_card == card == HeadCard.load(tmp_path / name)  # the card round-trips
+    assert card.seed == 0 and card.name == name and loaded.config == head.config
     with pytest.raises(ValueError, match="expects 3 layers"):
         head(layers[:2])
 
@@ -88,45 +91,56 @@ def test_scalarmix_equals_numpy():
 
 
 def test_scalarmix_starts_uniform_with_unit_scale():
-    head = build("scalarmix", DIMS)
+    head = build("scalarmix", DIMS, 10)
     torch.testing.assert_close(head.layer_weights(_layers())[0], torch.full((3,), 1 / 3))
     assert float(head.gamma.detach()) == 1.0
 
 
 def test_small_tau_makes_alpha_one_hot():
     torch.manual_seed(0)
-    head = build("laya", DIMS, tau=1e-4).eval()
+    head = build("laya", DIMS, 10, tau=1e-4).eval()
     alpha = head.layer_weights(_layers(batch=16))
     assert torch.allclose(alpha.max(1).values, torch.ones(16), atol=1e-4)
-    warm = build("laya", DIMS, tau=100.0).eval()
+    warm = build("laya", DIMS, 10, tau=100.0).eval()
     assert warm.layer_weights(_layers(batch=16)).max() < 0.4  # large τ: close to uniform 1/3
 
 
 def test_psi_mlp_is_shared_across_layers():
-    head = build("laya", DIMS, psi="mlp", d_star=8)
+    head = build("laya", DIMS, 10, psi="mlp", d_star=8)
     assert isinstance(head.psi, torch.nn.Sequential) and head.psi[0].in_features == 8
     assert head(_layers()).shape == (4, 10)
 
 
 @pytest.mark.parametrize("name, params, match", [
     ("lstm", {}, r"unknown head 'lstm'; valid: \['concat', 'last', 'laya', 'scalarmix'\]"),
-    ("laya", {"tau": 0}, r"heads.laya.tau: expected a positive float, got 0"),
+    ("laya", {"tau": 0}, r"heads.laya.tau: expected a positive number, got 0"),
     ("laya", {"tau": -1.5}, r"heads.laya.tau"),
-    ("laya", {"d_star": 0}, r"heads.laya.d_star: expected a positive int"),
+    ("laya", {"tau": "abc"}, r"heads.laya.tau: expected a number, got 'abc'"),
+    ("laya", {"d_star": 0}, r"heads.laya.d_star: expected a positive integer"),
+    ("laya", {"d_star": 9.5}, r"heads.laya.d_star: expected an integer"),
     ("scalarmix", {"d_star": -3}, r"heads.scalarmix.d_star"),
     ("laya", {"psi": "relu"}, r"heads.laya.psi: unknown value 'relu'; valid: \['identity', 'mlp'\]"),
     ("laya", {"temperature": 1.0}, r"heads.laya: unknown key\(s\) \['temperature'\]"),
+    ("last", {"d_star": 4}, r"heads.last: unknown key\(s\) \['d_star'\]"),
 ])
 def test_bad_head_params_name_the_key(name, params, match):
     with pytest.raises(ConfigError, match=match):
-        build(name, DIMS, **params)
+        build(name, DIMS, 10, **params)
 
 
 def test_load_refuses_weights_of_another_shape(tmp_path):
-    path = save(build("laya", DIMS), tmp_path / "h")
-    other = save(build("laya", [5, 7, 4]), tmp_path / "other")
-    (path / "model.safetensors").write_bytes((other / "model.safetensors").read_bytes())
-    with pytest.raises(ConfigError, match="weights do not fit the laya head"):
+    from dataclasses import replace
+
+    from laya.io import sha256_file
+
+    path = tmp_path / "h"
+    save(build("laya", DIMS, 10), path)
+    save(build("laya", [5, 7, 4], 10), tmp_path / "other")
+    (path / "model.safetensors").write_bytes((tmp_path / "other" / "model.safetensors").read_bytes())
+    with pytest.raises(ConfigError, match=r"h/model.safetensors: SHA-256 .* differs .*dvc repro train@"):
+        load(path)
+    replace(HeadCard.load(path), weights_sha256=sha256_file(path / "model.safetensors")).save(path)
+    with pytest.raises(ConfigError, match="weights do not fit the head"):
         load(path)
 
 

@@ -12,10 +12,10 @@ import pytest
 import torch
 import yaml
 
-from conftest import REPO, write_feature_store
+from conftest import REPO, tiny_card, write_feature_store
 from laya import FeatureStore
 from laya.config import ConfigError, from_dict
-from laya.heads import load
+from laya.heads import HeadCard
 from laya.train import HeadsConfig, TrainConfig, moving_average, summarise, train_heads
 from laya.train.loop import mix
 
@@ -59,16 +59,17 @@ def test_same_seed_same_metrics_and_heads_learn(store_path, tmp_path):
     assert first == second
     assert first["accuracy"]["laya"]["mean"] > 0.8  # the label is in layer 1: chance is 1/3
     assert set(first["accuracy"]["laya"]["seeds"]) == {"s0", "s1"}
-    head = load(tmp_path / "a" / "laya" / "seed1")
-    assert head.config["seed"] == 1 and head.config["layers"] == ["layer0", "layer1", "layer2"]
-    assert round(head.config["test_accuracy"], 6) == first["accuracy"]["laya"]["seeds"]["s1"]
+    card = HeadCard.load(tmp_path / "a" / "laya" / "seed1")
+    assert card.seed == 1 and card.layers == ["layer0", "layer1", "layer2"] and card.backbone == "toy"
+    assert round(card.test_accuracy, 6) == first["accuracy"]["laya"]["seeds"]["s1"]
+    assert card.cache_fingerprint == store.fingerprint.hash
 
 
 def test_layer_subset(store_path, tmp_path):
     heads = HeadsConfig(names=["last"], layers=[1])
     metrics = summarise(train_heads(FeatureStore.open(store_path), heads, QUICK, tmp_path / "h"))
     assert metrics["accuracy"]["last"]["mean"] > 0.8  # reads the informative layer only
-    assert load(tmp_path / "h" / "last" / "seed0").config["layers"] == ["layer1"]
+    assert HeadCard.load(tmp_path / "h" / "last" / "seed0").layers == ["layer1"]
 
 
 def test_layer_index_not_in_store(store_path, tmp_path):
@@ -80,6 +81,9 @@ def test_layer_index_not_in_store(store_path, tmp_path):
 @pytest.mark.parametrize("section, values, match", [
     (HeadsConfig, {"names": ["laya", "mlp"]}, r"heads.names: unknown head\(s\) \['mlp'\]"),
     (HeadsConfig, {"lr": 1}, r"heads: unknown key\(s\) \['lr'\]"),
+    (HeadsConfig, {"laya": {"tau": "abc"}}, r"heads.laya.tau: expected a number, got 'abc'"),
+    (HeadsConfig, {"laya": {"temperature": 2}}, r"heads.laya: unknown key\(s\) \['temperature'\]"),
+    (HeadsConfig, {"scalarmix": {"d_star": 0}}, r"heads.scalarmix.d_star: expected a positive integer"),
     (TrainConfig, {"seeds": []}, r"train.seeds: expected a non-empty list"),
     (TrainConfig, {"epochs": 0}, r"train.epochs: expected a positive integer"),
     (TrainConfig, {"lr": "fast"}, r"train.lr: expected a number"),
@@ -90,7 +94,7 @@ def test_layer_index_not_in_store(store_path, tmp_path):
 ])
 def test_bad_config(section, values, match):
     with pytest.raises(ConfigError, match=match):
-        from_dict(section, values, "heads" if section is HeadsConfig else "train")
+        HeadsConfig.parse(values) if section is HeadsConfig else from_dict(section, values, "train")
 
 
 def test_overrides_apply_to_their_backbone_only():
@@ -121,10 +125,11 @@ def test_moving_average_follows_the_recursion():
 
 def _stage(tmp_path, store_path, backbone_sha, params):
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
-    (tmp_path / "backbone.json").write_text(json.dumps({"weights_sha256": backbone_sha, "data_sha256": "d" * 64}))
+    (tmp_path / "backbone").mkdir()
+    replace(tiny_card("mlp", "d" * 64, name="toy"), weights_sha256=backbone_sha).save(tmp_path / "backbone")
     return subprocess.run(
         [sys.executable, "pipeline/train.py", "--params", str(tmp_path / "params.yaml"), "--name", "toy",
-         "--features", str(store_path), "--backbone-config", str(tmp_path / "backbone.json"),
+         "--features", str(store_path), "--backbone", str(tmp_path / "backbone"),
          "--out", str(tmp_path / "heads"), "--metrics", str(tmp_path / "m.json"), "--curves", str(tmp_path / "c")],
         cwd=REPO, capture_output=True, text=True)
 
@@ -139,12 +144,12 @@ def test_train_stage_writes_heads_metrics_and_curves(tmp_path, store_path):
     assert (tmp_path / "heads" / "laya" / "seed0" / "model.safetensors").is_file()
     curve = (tmp_path / "c" / "laya.csv").read_text().splitlines()
     assert curve[0] == "epoch,train_loss,train_acc,val_loss,val_acc" and len(curve) == 4
-    assert load(tmp_path / "heads" / "laya" / "seed0").tau == 1.0
+    assert HeadCard.load(tmp_path / "heads" / "laya" / "seed0").params["tau"] == 1.0
 
 
 @pytest.mark.parametrize("sha, params, match", [
     ("0" * 64, {"heads": {}, "train": {}}, "stale feature cache (backbone_sha256"),
-    ("b" * 64, {"heads": {"laya": {"tau": -1}}, "train": {}}, "heads.laya.tau: expected a positive float"),
+    ("b" * 64, {"heads": {"laya": {"tau": -1}}, "train": {}}, "heads.laya.tau: expected a positive number"),
     ("b" * 64, {"heads": {"names": ["lasst"]}, "train": {}}, "heads.names: unknown head(s) ['lasst']"),
 ])
 def test_train_stage_bad_input_is_one_line(tmp_path, store_path, sha, params, match):

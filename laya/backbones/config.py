@@ -1,25 +1,29 @@
-"""params.yaml `backbones.<name>:` entries — one frozen backbone each."""
+"""params.yaml `backbones.<name>:` entries — one frozen backbone each — and each architecture's model config."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from laya.config import choice, require
+from laya.backbones.cnn import CNNConfig
+from laya.backbones.mlp import MLPConfig
+from laya.backbones.vit import ViTConfig
+from laya.config import choice, from_dict, require
 
 ARCHS = ("mlp", "cnn", "vit", "timm")
+MODEL_CONFIGS = {"mlp": MLPConfig, "cnn": CNNConfig, "vit": ViTConfig}  # timm: keyword arguments of create_model
 SCHEDULES = ("constant", "cosine")
 
 
 @dataclass(frozen=True)
 class BackboneConfig:
     arch: str = "mlp"  # mlp | cnn | vit (built here) | timm (any timm model by name: model.name)
-    model: dict[str, Any] = field(default_factory=dict)  # keyword arguments of the architecture
+    model: dict[str, Any] = field(default_factory=dict)  # the architecture's config (see MODEL_CONFIGS)
     train: bool = True  # false: keep the body frozen as loaded, fit only the linear classifier (a probe)
     pretrained: bool = False  # timm: load pretrained weights (from `weights`, else the local hub cache)
     weights: str | None = None  # timm: local weights file (pretrained_cfg_overlay=dict(file=...))
     input_size: int | None = None  # resize images to this side length before the backbone (pretrained models)
-    layers: list[str] | None = None  # module names to hook; null = forward_intermediates or the model's own
+    layers: list[str] | None = None  # module names to hook; null = the model's forward_intermediates
     epochs: int = 10
     patience: int = 2  # early stopping: epochs without a better val accuracy
     lr: float = 1.0e-3
@@ -30,6 +34,7 @@ class BackboneConfig:
 
     def validate(self, key: str) -> None:
         choice(self.arch, ARCHS, f"{key}.arch")
+        self.model_config(key)
         require(self.epochs >= 1, f"{key}.epochs", self.epochs, "an integer ≥ 1")
         require(self.patience >= 1, f"{key}.patience", self.patience, "an integer ≥ 1")
         require(self.lr > 0, f"{key}.lr", self.lr, "a positive learning rate")
@@ -41,3 +46,11 @@ class BackboneConfig:
                 self.pretrained, "false unless arch is timm (the built-in archs have no pretrained weights)")
         require(self.arch != "timm" or isinstance(self.model.get("name"), str), f"{key}.model.name",
                 self.model.get("name"), "a timm model name, e.g. resnet18, when arch is timm")
+        require(self.layers is None or len(self.layers) > 0, f"{key}.layers", self.layers,
+                "null or a non-empty list of module names")
+
+    def model_config(self, key: str = "backbones.<name>"):
+        """The typed config of a built-in arch (MLPConfig, CNNConfig, ViTConfig); for timm the raw kwargs."""
+        if self.arch not in MODEL_CONFIGS:
+            return dict(self.model)
+        return from_dict(MODEL_CONFIGS[self.arch], self.model, f"{key}.model")

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import time
-from dataclasses import asdict
-from typing import Any
-
 import torch
 from torch import nn
 
 import laya
 from laya.backbones.build import build_model, image_side
+from laya.backbones.card import BackboneCard
 from laya.backbones.config import BackboneConfig
-from laya.backbones.fit import Preprocess, accuracy, fit_backbone
+from laya.backbones.fit import fit_backbone
 from laya.data import PreparedData
+from laya.images import Preprocess, accuracy
 
 
 def normalisation(model: nn.Module, cfg: BackboneConfig, data: PreparedData) -> tuple[list[float], list[float]]:
@@ -31,8 +29,9 @@ def normalisation(model: nn.Module, cfg: BackboneConfig, data: PreparedData) -> 
 
 
 def create_backbone(name: str, cfg: BackboneConfig, data: PreparedData, device: torch.device,
-                    key: str) -> tuple[nn.Module, dict[str, Any]]:
-    """Build and train backbone `name`; returns the frozen model and the metadata saved beside its weights."""
+                    key: str) -> tuple[nn.Module, BackboneCard]:
+    """Build and train backbone `name`; returns the frozen model (on the CPU) and its card (weights hash unset:
+    `save_backbone` fills it in)."""
     torch.manual_seed(cfg.seed)
     in_chans = int(data.attrs["image_shape"][-1])
     side = image_side(cfg, data.attrs["image_shape"])
@@ -40,15 +39,12 @@ def create_backbone(name: str, cfg: BackboneConfig, data: PreparedData, device: 
     mean, std = normalisation(model, cfg, data)
     prep = Preprocess(mean, std, side)
     splits = {split: (data.images(split), data.labels(split)) for split in ("train", "val")}
-    started = time.perf_counter()
     fit = fit_backbone(model, prep, splits, cfg, device, name)
-    test_accuracy = accuracy(model, prep.to(device), data.images("test"), data.labels("test"), device)
-    meta = {
-        "name": name, "config": asdict(cfg), "in_chans": in_chans, "img_size": side,
-        "num_classes": len(data.classes), "classes": data.classes, "mean": mean, "std": std,
-        "data_sha256": data.attrs["data_sha256"], "laya_version": laya.__version__,
-        "parameters": sum(p.numel() for p in model.parameters()), "test_accuracy": test_accuracy,
-        "val_accuracy": fit["val_accuracy"], "best_epoch": fit["best_epoch"], "history": fit["history"],
-        "train_seconds": time.perf_counter() - started,
-    }
-    return model.cpu(), meta
+    test_accuracy = accuracy(model, data.images("test"), data.labels("test"), prep.to(device), device=device)
+    card = BackboneCard(
+        name=name, config=cfg, in_chans=in_chans, img_size=side, num_classes=len(data.classes),
+        classes=data.classes, mean=mean, std=std, data_sha256=data.attrs["data_sha256"],
+        laya_version=laya.__version__, parameters=sum(p.numel() for p in model.parameters()),
+        test_accuracy=test_accuracy, val_accuracy=fit["val_accuracy"], best_epoch=fit["best_epoch"],
+        history=fit["history"])
+    return model.cpu(), card

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import time
 
 import numpy as np
@@ -11,35 +10,8 @@ from torch import nn
 from tqdm import tqdm
 
 from laya.backbones.config import BackboneConfig
-
-
-class Preprocess(nn.Module):
-    """uint8 (B, H, W, C) → float (B, C, S, S): x/255, (x − mean)/std per channel, bilinear resize to S."""
-
-    def __init__(self, mean: list[float], std: list[float], side: int):
-        super().__init__()
-        self.register_buffer("mean", torch.tensor(mean, dtype=torch.float32).view(1, -1, 1, 1), persistent=False)
-        self.register_buffer("std", torch.tensor(std, dtype=torch.float32).view(1, -1, 1, 1), persistent=False)
-        self.side = side
-
-    def forward(self, images: torch.Tensor) -> torch.Tensor:
-        x = images.permute(0, 3, 1, 2).float().div_(255.0)  # (B, C, H, W)
-        if x.shape[-1] != self.side or x.shape[-2] != self.side:
-            x = nn.functional.interpolate(x, size=(self.side, self.side), mode="bilinear", align_corners=False)
-        return (x - self.mean) / self.std
-
-
-@torch.no_grad()
-def accuracy(model: nn.Module, prep: Preprocess, images: np.ndarray, labels: np.ndarray, device: torch.device,
-             batch_size: int = 512) -> float:
-    """Top-1 accuracy of `model` on uint8 images, in eval mode."""
-    model.eval()
-    correct = 0
-    for start in range(0, len(images), batch_size):
-        x = prep(torch.from_numpy(images[start:start + batch_size]).to(device))
-        pred = model(x).argmax(1).cpu().numpy()
-        correct += int((pred == labels[start:start + batch_size]).sum())
-    return correct / max(1, len(images))
+from laya.early_stopping import EarlyStopping
+from laya.images import Preprocess, accuracy
 
 
 def trainable_parameters(model: nn.Module, cfg: BackboneConfig) -> list[nn.Parameter]:
@@ -54,7 +26,8 @@ def trainable_parameters(model: nn.Module, cfg: BackboneConfig) -> list[nn.Param
 
 def fit_backbone(model: nn.Module, prep: Preprocess, splits: dict[str, tuple[np.ndarray, np.ndarray]],
                  cfg: BackboneConfig, device: torch.device, name: str) -> dict:
-    """Train on splits['train'], early-stop on splits['val'], restore the best epoch; returns the history."""
+    """Train on splits['train'], early-stop on splits['val'], restore the best epoch; returns the history
+    (per epoch: train_loss, val_accuracy — deterministic; each epoch's seconds go to the log only)."""
     torch.manual_seed(cfg.seed)
     model.to(device)
     prep.to(device)
@@ -64,7 +37,7 @@ def fit_backbone(model: nn.Module, prep: Preprocess, splits: dict[str, tuple[np.
     images, labels = splits["train"]
     labels_t = torch.from_numpy(labels.astype(np.int64))
     generator = torch.Generator().manual_seed(cfg.seed)
-    best = {"val_accuracy": -1.0, "epoch": 0, "state": None}
+    stopping = EarlyStopping(cfg.patience)
     history = []
     for epoch in range(1, cfg.epochs + 1):
         model.train(cfg.train)
@@ -81,15 +54,12 @@ def fit_backbone(model: nn.Module, prep: Preprocess, splits: dict[str, tuple[np.
             total_loss += loss.item() * len(rows)
         if schedule is not None:
             schedule.step()
-        val_acc = accuracy(model, prep, *splits["val"], device)
-        history.append({"epoch": epoch, "train_loss": total_loss / len(images), "val_accuracy": val_acc,
-                        "seconds": time.perf_counter() - start})
+        val_acc = accuracy(model, *splits["val"], prep, device=device)
+        history.append({"epoch": epoch, "train_loss": total_loss / len(images), "val_accuracy": val_acc})
         tqdm.write(f"backbone@{name} epoch {epoch}: loss {history[-1]['train_loss']:.4f} val acc {val_acc:.4f} "
-                   f"({history[-1]['seconds']:.1f}s)")
-        if val_acc > best["val_accuracy"]:
-            best = {"val_accuracy": val_acc, "epoch": epoch, "state": copy.deepcopy(model.state_dict())}
-        elif epoch - best["epoch"] >= cfg.patience:
+                   f"({time.perf_counter() - start:.1f}s)")
+        if stopping.step(epoch, val_acc, model):
             break
-    model.load_state_dict(best["state"])
+    stopping.restore(model)
     model.eval().requires_grad_(False)
-    return {"history": history, "best_epoch": best["epoch"], "val_accuracy": best["val_accuracy"]}
+    return {"history": history, "best_epoch": stopping.best_epoch, "val_accuracy": stopping.best_score}

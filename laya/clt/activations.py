@@ -10,12 +10,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import nn
-
-from laya.config import ConfigError
-
-ACTIVATIONS = ("jumprelu", "relu_topk", "abs_topk")
 
 
 def _rectangle(u: torch.Tensor) -> torch.Tensor:
@@ -65,17 +63,25 @@ class _Step(torch.autograd.Function):
 class JumpReLU(nn.Module):
     """Per-(layer, feature) thresholds θ of shape `shape` (e.g. (L, F)); `l0(pre)` is the differentiable count."""
 
-    def __init__(self, shape: tuple[int, ...], threshold: float = 0.1, bandwidth: float = 0.05):
+    def __init__(self, shape: tuple[int, ...], threshold: float, bandwidth: float):
         super().__init__()
         self.log_threshold = nn.Parameter(torch.full(shape, float(threshold)).log())
         self.bandwidth = float(bandwidth)
 
-    def forward(self, pre: torch.Tensor) -> torch.Tensor:
-        return _JumpReLU.apply(pre, self.log_threshold.exp(), self.bandwidth)
+    @classmethod
+    def from_config(cls, shape: tuple[int, ...], cfg) -> JumpReLU:
+        return cls(shape, cfg.threshold, cfg.bandwidth)
+
+    def _thresholds(self, layer: int | None) -> torch.Tensor:
+        return self.log_threshold.exp() if layer is None else self.log_threshold[layer].exp()
+
+    def forward(self, pre: torch.Tensor, layer: int | None = None) -> torch.Tensor:
+        """pre (..., L, F) → codes; with `layer`, pre is one layer's (..., F) and uses that layer's θ."""
+        return _JumpReLU.apply(pre, self._thresholds(layer), self.bandwidth)
 
     def l0(self, pre: torch.Tensor) -> torch.Tensor:
         """Active features per position: (..., L) summed over F, differentiable in θ."""
-        return _Step.apply(pre, self.log_threshold.exp(), self.bandwidth).sum(-1)
+        return _Step.apply(pre, self._thresholds(None), self.bandwidth).sum(-1)
 
 
 class TopK(nn.Module):
@@ -86,7 +92,16 @@ class TopK(nn.Module):
         self.k = int(k)
         self.by_abs = by_abs
 
-    def forward(self, pre: torch.Tensor) -> torch.Tensor:
+    @classmethod
+    def relu(cls, shape: tuple[int, ...], cfg) -> TopK:
+        return cls(cfg.k, by_abs=False)
+
+    @classmethod
+    def absolute(cls, shape: tuple[int, ...], cfg) -> TopK:
+        return cls(cfg.k, by_abs=True)
+
+    def forward(self, pre: torch.Tensor, layer: int | None = None) -> torch.Tensor:
+        """pre (..., F) → codes; the same for every layer."""
         k = min(self.k, pre.shape[-1])
         if self.by_abs:
             index = pre.abs().topk(k, dim=-1).indices
@@ -95,10 +110,14 @@ class TopK(nn.Module):
         return torch.zeros_like(pre).scatter(-1, index, torch.relu(values))
 
 
-def build_activation(name: str, shape: tuple[int, ...], k: int, threshold: float, bandwidth: float) -> nn.Module:
-    """σ by name (`clt.activation`); `shape` = (L, F) sizes JumpReLU's thresholds."""
-    if name == "jumprelu":
-        return JumpReLU(shape, threshold, bandwidth)
-    if name in ("relu_topk", "abs_topk"):
-        return TopK(k, by_abs=name == "abs_topk")
-    raise ConfigError(f"clt.activation: unknown value {name!r}; valid: {list(ACTIVATIONS)}.")
+# name (params clt.activation) → builder(shape (L, F), CLTConfig); a new σ is a class plus one line here
+ACTIVATIONS: dict[str, Callable[..., nn.Module]] = {
+    "jumprelu": JumpReLU.from_config,
+    "relu_topk": TopK.relu,
+    "abs_topk": TopK.absolute,
+}
+
+
+def build_activation(name: str, shape: tuple[int, ...], cfg) -> nn.Module:
+    """σ by name (validated by CLTConfig); `shape` = (L, F) sizes JumpReLU's thresholds."""
+    return ACTIVATIONS[name](shape, cfg)

@@ -19,28 +19,36 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from safetensors.torch import load_file, save_file
 from torch import nn
 
+from laya.artifacts import load_module, save_module
 from laya.clt.activations import JumpReLU, build_activation
-from laya.config import ConfigError
-from laya.io import atomic_path, read_json, write_json
+from laya.clt.card import CLTCard
+from laya.clt.config import CLTConfig
 
 
 @dataclass
 class CLTOutput:
-    y: torch.Tensor  # (B, L, d) reconstructions in the activations' own units
+    y_std: torch.Tensor  # (B, L, d) standardised reconstructions ỹ (what the loss compares)
     z: torch.Tensor  # (B, L, F) sparse codes
     pre: torch.Tensor  # (B, L, F) pre-activations (JumpReLU's L0 penalty needs them)
+    y_mean: torch.Tensor  # (L, d) μ^y
+    y_scale: torch.Tensor  # (L,) s^y
+
+    @property
+    def y(self) -> torch.Tensor:
+        """(B, L, d) reconstructions ŷ = s^y ỹ + μ^y in the activations' own units."""
+        return self.y_std * self.y_scale[:, None] + self.y_mean
 
 
 class CrossLayerTranscoder(nn.Module):
-    def __init__(self, num_layers: int, d_model: int, dict_size: int, activation: str = "relu_topk", k: int = 16,
-                 threshold: float = 0.1, bandwidth: float = 0.05):
+    """Built from `num_layers`, `d_model` and the CLT params (CLTConfig: dict_size, activation, k, threshold,
+    bandwidth — the one place their defaults live)."""
+
+    def __init__(self, num_layers: int, d_model: int, cfg: CLTConfig):
         super().__init__()
-        self.config = {"num_layers": num_layers, "d_model": d_model, "dict_size": dict_size,
-                       "activation": activation, "k": k, "threshold": threshold, "bandwidth": bandwidth}
-        L, d, F = num_layers, d_model, dict_size
+        self.cfg = cfg
+        L, d, F = num_layers, d_model, cfg.dict_size
         self.num_layers, self.d_model, self.dict_size = L, d, F
         bound = 1 / math.sqrt(d)
         self.w_enc = nn.Parameter(torch.empty(L, d, F).uniform_(-bound, bound))
@@ -52,7 +60,7 @@ class CrossLayerTranscoder(nn.Module):
             w[:, 0] = self.w_enc.data[i].T * (d / F) ** 0.5
             self.w_dec.append(nn.Parameter(w))
         self.b_dec = nn.Parameter(torch.zeros(L, d))
-        self.sigma = build_activation(activation, (L, F), k, threshold, bandwidth)
+        self.sigma = build_activation(cfg.activation, (L, F), cfg)
         for name in ("x_mean", "y_mean"):
             self.register_buffer(name, torch.zeros(L, d))
         for name in ("x_scale", "y_scale"):
@@ -60,7 +68,7 @@ class CrossLayerTranscoder(nn.Module):
 
     @property
     def activation(self) -> str:
-        return self.config["activation"]
+        return self.cfg.activation
 
     def set_standardisation(self, x_mean, x_scale, y_mean, y_scale) -> None:
         """Per-layer μ (L, d) and s (L,) of the MLP inputs (x) and outputs (y), from the training tokens."""
@@ -85,8 +93,7 @@ class CrossLayerTranscoder(nn.Module):
     def forward(self, x: torch.Tensor) -> CLTOutput:
         pre = self.pre_activations(x)
         z = self.sigma(pre)
-        y = self.decode_standardised(z) * self.y_scale[:, None] + self.y_mean
-        return CLTOutput(y, z, pre)
+        return CLTOutput(self.decode_standardised(z), z, pre, self.y_mean, self.y_scale)
 
     def l0(self, out: CLTOutput) -> torch.Tensor:
         """(B, L) active features per token and layer; differentiable in θ for JumpReLU."""
@@ -99,10 +106,7 @@ class CrossLayerTranscoder(nn.Module):
     def encode_layer(self, i: int, x_i: torch.Tensor) -> torch.Tensor:
         """(B, d) MLP input of block i → (B, F) code z_i."""
         x = (x_i - self.x_mean[i]) / self.x_scale[i]
-        pre = x @ self.w_enc[i] + self.b_enc[i]
-        if isinstance(self.sigma, JumpReLU):
-            return pre * (pre > self.sigma.log_threshold[i].exp())
-        return self.sigma(pre)
+        return self.sigma(x @ self.w_enc[i] + self.b_enc[i], layer=i)
 
     def source_terms(self, j: int, codes: list[torch.Tensor]) -> torch.Tensor:
         """v_{i→j} = z_i W_dec^{i→j} for every source i ≤ j: (B, j+1, d), standardised units, bias excluded."""
@@ -126,26 +130,14 @@ def contribution_shares(terms: torch.Tensor) -> torch.Tensor:
     return projections / projections.sum(1, keepdim=True).clamp_min(1e-12)
 
 
-WEIGHTS_FILE, CONFIG_FILE = "model.safetensors", "config.json"
-
-
-def save_clt(model: CrossLayerTranscoder, out_dir: str | Path, extra: dict | None = None) -> Path:
-    """model.safetensors (weights and standardisation buffers) + config.json (build spec plus `extra`)."""
-    with atomic_path(out_dir) as tmp:
-        tmp.mkdir(parents=True)
-        save_file({k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}, str(tmp / WEIGHTS_FILE))
-        write_json(tmp / CONFIG_FILE, {**(extra or {}), "clt": model.config})
-    return Path(out_dir)
+def save_clt(model: CrossLayerTranscoder, out_dir: str | Path, **provenance) -> CLTCard:
+    """model.safetensors (weights and standardisation buffers) + config.json (a CLTCard: build spec plus
+    `provenance`, e.g. layers, cache_fingerprint, history)."""
+    card = CLTCard(num_layers=model.num_layers, d_model=model.d_model, config=model.cfg, **provenance)
+    return save_module(out_dir, model, card)
 
 
 def load_clt(path: str | Path) -> CrossLayerTranscoder:
     """Rebuild a saved CLT (strict load, eval mode); a missing or mismatched file is a one-line error."""
-    path = Path(path)
-    config = read_json(path / CONFIG_FILE, "CLT config")["clt"]
-    model = CrossLayerTranscoder(**config)
-    try:
-        model.load_state_dict(load_file(str(path / WEIGHTS_FILE)), strict=True)
-    except Exception as err:
-        raise ConfigError(f"{path / WEIGHTS_FILE}: cannot load the CLT ({str(err).splitlines()[0]}); "
-                          f"rerun `dvc repro clt`.") from None
-    return model.eval()
+    return load_module(path, CLTCard, lambda card: CrossLayerTranscoder(card.num_layers, card.d_model,
+                                                                        card.config))[0]

@@ -13,13 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 from torch import nn
 
 from laya.clt.model import CrossLayerTranscoder, contribution_shares
-
-TOKEN_POSITIONS = ("cls", "patch")
+from laya.clt.tokens import TOKEN_POSITIONS
 
 
 @dataclass(frozen=True)
@@ -35,7 +33,8 @@ def _source_mask(shares: torch.Tensor, plan: Replacement) -> torch.Tensor | None
     if plan.keep_top is None and not plan.drop_top:
         return None
     order = shares.argsort(dim=1, descending=True)
-    rank = torch.empty_like(order).scatter_(1, order, torch.arange(shares.shape[1]).expand_as(order))
+    positions = torch.arange(shares.shape[1], device=order.device).expand_as(order)
+    rank = torch.empty_like(order).scatter_(1, order, positions)
     if plan.drop_top:
         return rank != 0
     return rank < plan.keep_top
@@ -80,13 +79,3 @@ class ReplacedViT:
             self._codes = []
             for handle in handles:
                 handle.remove()
-
-
-@torch.no_grad()
-def accuracy(predict, images: np.ndarray, labels: np.ndarray, preprocess, batch_size: int = 1000) -> float:
-    """Top-1 accuracy of `predict(preprocessed batch) -> logits` over uint8 `images`, batch by batch."""
-    correct = 0
-    for lo in range(0, len(labels), batch_size):
-        logits = predict(preprocess(torch.from_numpy(images[lo:lo + batch_size])))
-        correct += int((logits.argmax(1).cpu().numpy() == labels[lo:lo + batch_size]).sum())
-    return correct / len(labels)

@@ -10,18 +10,17 @@ import numpy as np
 import torch
 from torch import nn
 
-from laya.backbones import Preprocess, load_backbone
+from laya.backbones import load_backbone
 from laya.clt.config import CLTConfig
 from laya.clt.contributions import mean_contributions
 from laya.clt.fit import fit_clt
 from laya.clt.metrics import reconstruction_metrics
 from laya.clt.model import CrossLayerTranscoder
-from laya.clt.replace import ReplacedViT, Replacement, accuracy
-from laya.clt.tokens import Tokens, load_tokens
+from laya.clt.replace import ReplacedViT, Replacement
+from laya.clt.tokens import TOKEN_POSITIONS, Tokens, load_tokens
 from laya.data import PreparedData
+from laya.images import Preprocess, accuracy
 from laya.store import FeatureStore
-
-TEST_KINDS = ("cls", "patch")  # reconstruction metrics are always reported for both token kinds
 
 
 @dataclass
@@ -38,11 +37,10 @@ class ViTCache:
     def open(cls, features: str | Path, backbone: str | Path, data: str | Path) -> ViTCache:
         """Open all three; a cache built from other weights or data is refused (one-line error with the fix)."""
         store = FeatureStore.open(features)
-        vit, meta = load_backbone(backbone)
-        store.check_fingerprint(backbone_sha256=meta["weights_sha256"], data_sha256=meta["data_sha256"])
+        vit, card = load_backbone(backbone)
+        store.check_built_from(card)
         prepared = PreparedData(data)
-        return cls(store, vit, Preprocess(meta["mean"], meta["std"], meta["img_size"]), prepared.images("test"),
-                   prepared.labels("test"))
+        return cls(store, vit, card.preprocess(), prepared.images("test"), prepared.labels("test"))
 
 
 def train_clt(store: FeatureStore, cfg: CLTConfig, train: Tokens | None = None,
@@ -50,34 +48,47 @@ def train_clt(store: FeatureStore, cfg: CLTConfig, train: Tokens | None = None,
     """A CLT fitted to `train` (default: cfg.tokens of the training split) with seed cfg.seed."""
     train = train if train is not None else load_tokens(store, "train", cfg.tokens, cfg.max_images)
     torch.manual_seed(cfg.seed)
-    model = CrossLayerTranscoder(train.x.shape[1], train.x.shape[2], cfg.dict_size, cfg.activation, cfg.k,
-                                 cfg.threshold, cfg.bandwidth)
+    model = CrossLayerTranscoder(train.x.shape[1], train.x.shape[2], cfg)
     model.set_standardisation(*train.standardisation())
-    history = fit_clt(model, train, cfg.epochs, cfg.batch_size, cfg.lr, cfg.sparsity, cfg.seed, device, desc,
-                      cfg.threshold_lr)
+    history = fit_clt(model, train, cfg, device, desc)
     return model.cpu().eval(), history
 
 
-def reconstruction(model: CrossLayerTranscoder, tests: dict[str, Tokens]) -> dict:
+def test_tokens(store: FeatureStore) -> dict[str, Tokens]:
+    """The test split's tokens of each position (metrics are always reported for CLS and patch tokens)."""
+    return {kind: load_tokens(store, "test", kind) for kind in TOKEN_POSITIONS}
+
+
+def reconstruction(model: CrossLayerTranscoder, tests: dict[str, Tokens], device: torch.device | str = "cpu") -> dict:
     """{'cls': metrics, 'patch': metrics} on the test tokens of each kind."""
-    return {kind: reconstruction_metrics(model, tokens) for kind, tokens in tests.items()}
+    return {kind: reconstruction_metrics(model.to(device), tokens, device=device) for kind, tokens in tests.items()}
 
 
-def contributions(model: CrossLayerTranscoder, tests: dict[str, Tokens]) -> dict[str, list[list[float]]]:
+def contributions(model: CrossLayerTranscoder, tests: dict[str, Tokens],
+                  device: torch.device | str = "cpu") -> dict[str, list[list[float]]]:
     """Mean share matrices C[target, source] per token kind."""
-    return {kind: np.round(mean_contributions(model, tokens), 6).tolist() for kind, tokens in tests.items()}
+    return {kind: np.round(mean_contributions(model.to(device), tokens, device=device), 6).tolist()
+            for kind, tokens in tests.items()}
 
 
-def replacement_accuracies(model: CrossLayerTranscoder, vit: nn.Module, images: np.ndarray, labels: np.ndarray,
-                           preprocess, replace_from: int) -> dict:
+def replaced_accuracy(cache: ViTCache, model: CrossLayerTranscoder, plan: Replacement | None,
+                      device: torch.device | str = "cpu") -> float:
+    """Test accuracy of the cached ViT, with its MLP outputs replaced by the CLT's as `plan` says (None: as is)."""
+    vit, preprocess = cache.vit.to(device).eval(), cache.preprocess.to(device)
+    predict = vit if plan is None else ReplacedViT(vit, model.to(device), plan).logits
+    return accuracy(predict, cache.images, cache.labels, preprocess, batch_size=1000, device=device)
+
+
+def replacement_accuracies(model: CrossLayerTranscoder, cache: ViTCache, replace_from: int,
+                           device: torch.device | str = "cpu") -> dict:
     """Test accuracy of the ViT as is and with MLP outputs replaced by the CLT's (see laya.clt.replace)."""
     layers = model.num_layers
 
     def run(plan: Replacement) -> float:
-        return accuracy(ReplacedViT(vit, model, plan).logits, images, labels, preprocess)
+        return replaced_accuracy(cache, model, plan, device)
 
     return {
-        "original": accuracy(vit.eval(), images, labels, preprocess),
+        "original": replaced_accuracy(cache, model, None, device),
         "cls": run(Replacement("cls")),
         "patch": run(Replacement("patch")),
         "patch_from_layer": run(Replacement("patch", from_layer=replace_from)),

@@ -13,10 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from laya.config import ConfigError, choice
+from laya.config import ConfigError
+from laya.shards import ShardPlan
 from laya.store import FeatureStore
 
-TOKEN_KINDS = ("cls", "patch", "both")
+TOKEN_POSITIONS = ("cls", "patch")  # metrics are always reported for both
+TOKEN_KINDS = (*TOKEN_POSITIONS, "both")  # what a CLT can be trained on
 
 
 @dataclass
@@ -56,21 +58,20 @@ class Tokens:
 def _read(store: FeatureStore, split: str, name: str, rows: int | None) -> np.ndarray:
     """The first `rows` images (all: None), one shard-aligned slice at a time; patch arrays flattened to (N·P, L, d)."""
     array = store.array(split, name)
-    rows = array.shape[0] if rows is None else min(rows, array.shape[0])
-    out = np.empty((rows, *array.shape[1:]), dtype=np.float16)
-    step = (array.shards or array.chunks)[0]
-    for lo in range(0, rows, step):
-        out[lo:lo + step] = array[lo:min(lo + step, rows)]
+    plan = ShardPlan(array.shape[0] if rows is None else min(rows, array.shape[0]), store.info.shard_size)
+    out = np.empty((plan.num_rows, *array.shape[1:]), dtype=np.float16)
+    for shard in plan:
+        out[plan.slice(shard)] = array[plan.slice(shard)]
     return out.reshape(-1, *array.shape[-2:])
 
 
 def load_tokens(store: FeatureStore, split: str, kind: str, limit: int | None = None) -> Tokens:
     """Tokens of `kind` (cls | patch | both) of `split`; `limit` keeps the first images only."""
-    choice(kind, TOKEN_KINDS, "clt.tokens")
-    if not store.attrs.get("mlp_io"):
+    assert kind in TOKEN_KINDS, kind  # validated by CLTConfig
+    if not store.info.mlp_io:
         raise ConfigError(f"{store.path}: the cache holds no MLP inputs/outputs; set extract.mlp_io: true for "
-                          f"this ViT and rerun `dvc repro extract@{store.attrs.get('backbone', '<name>')}`.")
-    parts = ["cls", "patch"] if kind == "both" else [kind]
+                          f"this ViT and rerun `dvc repro extract@{store.info.backbone}`.")
+    parts = list(TOKEN_POSITIONS) if kind == "both" else [kind]
     xs, ys = [], []
     for part in parts:
         xs.append(_read(store, split, f"mlp_in_{part}", limit))

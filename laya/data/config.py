@@ -7,6 +7,12 @@ from dataclasses import dataclass
 from laya.config import choice, require
 
 DATASETS = ("fashion_mnist", "cifar10", "imagefolder")
+TITLES = {"fashion_mnist": "Fashion-MNIST", "cifar10": "CIFAR-10", "imagefolder": "ImageFolder"}
+
+
+def dataset_title(name: str) -> str:
+    """How a prepared dataset is named in reports (its `dataset` attribute as is when unknown)."""
+    return TITLES.get(name, name)
 
 
 @dataclass(frozen=True)

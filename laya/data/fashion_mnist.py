@@ -115,7 +115,7 @@ def load_fashion_mnist(root: str | None, download_dir: Path, allow_download: boo
             os.makedirs(download_dir, exist_ok=True)
             path = download(name, download_dir)
         arrays[name] = parse_idx(verified_bytes(name, path, verify), str(path))
-        source[name] = {"path": str(path), "sha256": FILES[name][0]}
+        source[name] = {"file": path.name, "sha256": FILES[name][0]}  # no absolute path: outputs are portable
     images = {split: arrays[f"{prefix}-images-idx3-ubyte"][..., None] for split, prefix in
               (("train", "train"), ("test", "t10k"))}
     labels = {split: arrays[f"{prefix}-labels-idx1-ubyte"].astype(np.int32) for split, prefix in

@@ -23,6 +23,7 @@ from laya.data.fashion_mnist import load_fashion_mnist
 from laya.data.imagefolder import load_imagefolder
 from laya.data.raw import RawDataset
 from laya.io import atomic_path
+from laya.shards import ShardPlan
 from laya.zarrio import create_sample_array
 
 SHARD_ROWS = 1 << 16
@@ -83,8 +84,8 @@ def write_prepared(raw: RawDataset, cfg: DataConfig, out: str | Path) -> dict:
         for split in SPLITS:
             images, labels = source[split][0][parts[split]], source[split][1][parts[split]]
             for name, array in (("images", images), ("labels", labels), ("index", parts[split].astype(np.int64))):
-                target = create_sample_array(root, f"{split}/{name}", len(array), array.shape[1:], array.dtype,
-                                             SHARD_ROWS, "lz4")
+                target = create_sample_array(root, f"{split}/{name}", ShardPlan(len(array), SHARD_ROWS),
+                                             array.shape[1:], array.dtype, "lz4")
                 target[:] = array
                 digest.update(np.ascontiguousarray(array).tobytes())
         root.attrs.update({

@@ -12,16 +12,15 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from laya.config import ConfigError
-
 ABLATIONS = ("mean", "zero")
 
 
-def ablation_values(kind: str, means: list[np.ndarray]) -> list[torch.Tensor]:
-    """(d_i,) replacement vector per layer: the training-set mean, or zeros of the same width."""
-    if kind not in ABLATIONS:
-        raise ConfigError(f"evaluate.ablation: unknown value {kind!r}; valid: {list(ABLATIONS)}.")
-    return [torch.as_tensor(m, dtype=torch.float32) if kind == "mean" else torch.zeros(len(m)) for m in means]
+def ablation_values(kind: str, means: list[np.ndarray], device: torch.device | str = "cpu") -> list[torch.Tensor]:
+    """(d_i,) replacement vector per layer: the training-set mean, or zeros of the same width (`kind` is
+    validated by EvaluateConfig)."""
+    assert kind in ABLATIONS, kind
+    return [(torch.as_tensor(m, dtype=torch.float32) if kind == "mean" else torch.zeros(len(m))).to(device)
+            for m in means]
 
 
 def ablate(layers: list[torch.Tensor], index: list[int] | int, values: list[torch.Tensor]) -> list[torch.Tensor]:
@@ -61,7 +60,7 @@ def deletion_curve(head: torch.nn.Module, layers: list[torch.Tensor], values: li
     curve = [torch.softmax(head(layers), -1).gather(1, target[:, None])[:, 0]]
     num_layers = len(layers)
     for k in range(1, num_layers + 1):
-        removed = torch.zeros(len(target), num_layers, dtype=torch.bool)
+        removed = torch.zeros(len(target), num_layers, dtype=torch.bool, device=target.device)
         removed.scatter_(1, order[:, :k], True)  # (B, L): which layers are ablated, per row
         mixed = [torch.where(removed[:, i:i + 1], values[i].expand_as(t), t) for i, t in enumerate(layers)]
         curve.append(torch.softmax(head(mixed), -1).gather(1, target[:, None])[:, 0])

@@ -1,4 +1,5 @@
-"""Params section `evaluate`: how layers are ablated, which attribution methods, how many explanations."""
+"""Params section `evaluate`: how layers are ablated, which attribution method explains which head, how many
+explanations."""
 
 from __future__ import annotations
 
@@ -6,14 +7,25 @@ from dataclasses import dataclass, field
 
 from laya.config import ConfigError, choice, require
 from laya.evaluate.ablation import ABLATIONS
-from laya.evaluate.methods import METHODS
+from laya.evaluate.methods import INTRINSIC, METHODS
+from laya.heads import HEADS, LayerHead
+
+
+def _default_methods() -> dict[str, list[str]]:
+    return {"intrinsic": ["laya", "scalarmix"], "ig": ["laya"], "grad_x_act": ["laya"], "saliency": ["laya"],
+            "random": ["laya"], "loo": ["laya"]}
+
+
+def has_layer_weights(head: str) -> bool:
+    """Whether a registered head produces layer weights of its own (LAYA, ScalarMix) — what `intrinsic` reads."""
+    return HEADS[head].cls.layer_weights is not LayerHead.layer_weights
 
 
 @dataclass(frozen=True)
 class EvaluateConfig:
     ablation: str = "mean"  # replace an ablated layer by its training-set mean | zero
-    methods: list[str] = field(default_factory=lambda: ["laya", "scalarmix", "ig", "grad_x_act", "saliency",
-                                                        "random", "loo"])
+    methods: dict[str, list[str]] = field(default_factory=_default_methods)  # method → the heads it explains
+    explain: str | None = "laya"  # head whose own α(x) the WIA-AI-009 explanations and α figures show; null = none
     seeds: list[int] = field(default_factory=lambda: [0, 1, 2, 3, 4])  # trained seeds evaluated; metrics are
     # means (and stds) over them; explanations, depth patterns and figures come from the first
     max_samples: int | None = None  # test samples evaluated; null = the whole test split
@@ -25,8 +37,21 @@ class EvaluateConfig:
         choice(self.ablation, ABLATIONS, f"{key}.ablation")
         unknown = [m for m in self.methods if m not in METHODS]
         if unknown or not self.methods:
-            raise ConfigError(f"{key}.methods: unknown method(s) {unknown or '(empty list)'}; "
+            raise ConfigError(f"{key}.methods: unknown method(s) {unknown or '(empty mapping)'}; "
                               f"valid: {sorted(METHODS)}.")
+        for method, heads in self.methods.items():
+            require(isinstance(heads, list) and len(heads) > 0 and len(set(heads)) == len(heads),
+                    f"{key}.methods.{method}", heads, "a non-empty list of distinct head names, e.g. [laya]")
+            bad = [h for h in heads if h not in HEADS]
+            if bad:
+                raise ConfigError(f"{key}.methods.{method}: unknown head(s) {bad}; valid: {sorted(HEADS)}.")
+        without = [h for h in self.methods.get(INTRINSIC, []) if not has_layer_weights(h)]
+        if without:
+            raise ConfigError(f"{key}.methods.{INTRINSIC}: head(s) {without} have no layer weights of their own; "
+                              f"explain them with a post-hoc method (e.g. ig: {without}) instead.")
+        if self.explain is not None and self.explain not in self.methods.get(INTRINSIC, []):
+            raise ConfigError(f"{key}.explain: {self.explain!r} must be among {key}.methods.{INTRINSIC} "
+                              f"{self.methods.get(INTRINSIC, [])} (its α is what the explanations show), or null.")
         require(len(self.seeds) > 0 and len(set(self.seeds)) == len(self.seeds), f"{key}.seeds", self.seeds,
                 "a non-empty list of distinct trained seeds")
         require(self.max_samples is None or self.max_samples > 0, f"{key}.max_samples", self.max_samples,
@@ -36,3 +61,13 @@ class EvaluateConfig:
         low, high = (self.confidence + [None, None])[:2]
         require(len(self.confidence) == 2 and 0 < low < high < 1, f"{key}.confidence", self.confidence,
                 "[low, high] thresholds with 0 < low < high < 1")
+
+    @property
+    def pairs(self) -> list[tuple[str, str]]:
+        """(method, head) in params order."""
+        return [(method, head) for method, heads in self.methods.items() for head in heads]
+
+    @property
+    def heads(self) -> list[str]:
+        """Every head some method explains, in first-use order."""
+        return list(dict.fromkeys(head for _, head in self.pairs))

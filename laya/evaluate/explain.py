@@ -15,10 +15,13 @@ import numpy as np
 
 import laya
 from laya.evaluate.faithfulness import spearman_rows
+from laya.evaluate.methods import INTRINSIC
 from laya.evaluate.run import Evaluation
+from laya.heads import HeadCard
 
 SCHEMA_PATH = Path(__file__).with_name("wia_ai_009.schema.json")
 NAMESPACE = uuid.UUID("6f1c1d52-2b0e-4c39-9a55-6c9d1c0e0a09")
+MODEL_TYPES = {"laya": "LAYA head", "scalarmix": "ScalarMix head"}
 
 
 def confidence_level(probability: float, thresholds: list[float]) -> str:
@@ -26,10 +29,12 @@ def confidence_level(probability: float, thresholds: list[float]) -> str:
     return "low" if probability < low else "medium" if probability < high else "high"
 
 
-def explanations(ev: Evaluation, backbone: str, head_config: dict, fingerprint: str, ablation: str,
+def explanations(ev: Evaluation, backbone: str, card: HeadCard, fingerprint: str, ablation: str,
                  count: int, thresholds: list[float]) -> list[dict]:
-    """Payloads for the first `count` evaluated test inputs (LAYA head)."""
-    alpha, effects, probs = ev.attributions["laya"], ev.effects["laya"], ev.probs["laya"]
+    """Payloads for the first `count` evaluated test inputs: the head of `card`'s own layer weights α(x)
+    (its `intrinsic` attribution) beside its LOO effects."""
+    head = card.name
+    alpha, effects, probs = ev.attributions[(INTRINSIC, head)], ev.effects[head], ev.probs[head]
     rho = spearman_rows(alpha[:count], effects[:count])
     payloads = []
     for row in range(min(count, len(ev.labels))):
@@ -42,10 +47,10 @@ def explanations(ev: Evaluation, backbone: str, head_config: dict, fingerprint: 
             "explanation_id": str(uuid.uuid5(NAMESPACE, f"{backbone}/{fingerprint}/test/{index}")),
             "explanation_type": "local",
             "method": "attention",
-            "model_info": {"model_id": f"laya-{backbone}-seed{head_config['seed']}", "model_type": "LAYA head",
+            "model_info": {"model_id": f"{head}-{backbone}-seed{card.seed}", "model_type": MODEL_TYPES.get(head, head),
                            "model_version": laya.__version__, "framework": "pytorch"},
-            "model_architecture": {"backbone": backbone, "head": "laya", "layers": ev.layers,
-                                   "dims": head_config["dims"], **head_config["params"]},
+            "model_architecture": {"backbone": backbone, "head": head, "layers": ev.layers,
+                                   "dims": card.dims, **card.params},
             "input": {"id": f"test/{index}", "split": "test", "index": index,
                       "true_label": {"index": int(ev.labels[row]), "class": ev.classes[int(ev.labels[row])]}},
             "prediction": {"value": predicted, "class": ev.classes[predicted], "probability": round(probability, 6),

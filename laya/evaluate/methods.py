@@ -1,9 +1,11 @@
 """Layer attribution methods, one verb: `method.attribute(head, layers, target) -> (B, L)`.
 
-Intrinsic: LAYA's α(x), ScalarMix's static softmax weights. Post-hoc through Captum on the head's layer inputs:
-Integrated Gradients (baseline = the ablation values, so its completeness sum matches what LOO removes),
+Intrinsic (`intrinsic`): the head's own layer weights — LAYA's α(x), ScalarMix's static softmax weights.
+Post-hoc through Captum on the head's layer inputs, explaining the predicted class's logit: Integrated
+Gradients (baseline = the ablation values, so its completeness sum is what ablating every layer removes),
 Gradient×Activation, Saliency (|gradient|). Per-feature attributions are summed over each layer's features.
-`random` is the floor, `loo` (the effects themselves) the oracle.
+`random` is the floor, `loo` (the effects themselves) the oracle. Which head a method explains is not the
+method's business: params `evaluate.methods` pairs each method with the heads it explains.
 """
 
 from __future__ import annotations
@@ -85,7 +87,7 @@ class Random(_Method):
         self.generator = torch.Generator().manual_seed(seed)
 
     def attribute(self, head, layers, target):
-        return torch.rand(len(target), len(layers), generator=self.generator)
+        return torch.rand(len(target), len(layers), generator=self.generator).to(target.device)
 
 
 class LeaveOneOutOracle(_Method):
@@ -93,9 +95,9 @@ class LeaveOneOutOracle(_Method):
         return leave_one_out(head, layers, self.values, target).effects
 
 
-METHODS = {"laya": Intrinsic, "scalarmix": Intrinsic, "ig": IntegratedGradients,
-           "grad_x_act": GradientTimesActivation, "saliency": Saliency, "random": Random, "loo": LeaveOneOutOracle}
-HEAD_OF = {"scalarmix": "scalarmix"}  # the head a method explains; every other method explains LAYA
+INTRINSIC = "intrinsic"
+METHODS = {INTRINSIC: Intrinsic, "ig": IntegratedGradients, "grad_x_act": GradientTimesActivation,
+           "saliency": Saliency, "random": Random, "loo": LeaveOneOutOracle}
 
 
 def build_method(name: str, values: list[torch.Tensor], seed: int = 0):

@@ -9,9 +9,6 @@ Root attrs: layers, dims, classes, sizes, the params used and the `fingerprint` 
 
 from __future__ import annotations
 
-import hashlib
-import json
-import math
 import shutil
 import time
 from dataclasses import asdict
@@ -23,22 +20,25 @@ import zarr
 from tqdm import tqdm
 
 import laya
-from laya.backbones.fit import Preprocess
+from laya.backbones import BackboneCard
 from laya.config import ConfigError
 from laya.data import SPLITS, PreparedData
 from laya.extract.config import ExtractConfig
 from laya.extract.taps import LayerTap
 from laya.extract.writer import ShardCallback, ShardWriter, load_progress
+from laya.images import Preprocess
 from laya.io import replace_path
+from laya.shards import ShardPlan
+from laya.store_info import Fingerprint, StoreInfo
 from laya.zarrio import create_sample_array
 
 
-def fingerprint(meta: dict, data_sha256: str, cfg: ExtractConfig, mlp_io: bool) -> dict:
-    """What the cached values depend on; `hash` summarises it for quick comparison by later stages."""
-    body = {"backbone_sha256": meta["weights_sha256"], "data_sha256": data_sha256, "pooling": cfg.pooling,
-            "dtype": cfg.dtype, "mlp_io": mlp_io, "patch_tokens": cfg.patch_tokens if mlp_io else None,
-            "seed": cfg.seed, "laya_version": laya.__version__}
-    return {**body, "hash": hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]}
+def fingerprint(card: BackboneCard, data_sha256: str, cfg: ExtractConfig, mlp_io: bool) -> Fingerprint:
+    """What the cached values depend on; `hash` summarises it for quick comparison by later stages.
+    `card.weights_sha256` is the hash of the weights file actually loaded (`load_backbone` checks it)."""
+    return Fingerprint.of(backbone_sha256=card.weights_sha256, data_sha256=data_sha256, pooling=cfg.pooling,
+                          dtype=cfg.dtype, mlp_io=mlp_io, patch_tokens=cfg.patch_tokens if mlp_io else None,
+                          seed=cfg.seed, laya_version=laya.__version__)
 
 
 def default_work_dir(out: Path) -> Path:
@@ -89,12 +89,12 @@ def _overflowed(buffer: torch.Tensor) -> bool:
     return bool((buffer.numpy().view(np.uint16) & 0x7FFF).max(initial=0) >= 0x7C00)
 
 
-def _compute_shard(tap, prep, layout, data, cfg, names, split, shard, device) -> dict[str, np.ndarray]:
+def _compute_shard(tap, prep, layout, data, cfg, names, split, plan: ShardPlan, shard: int,
+                   device) -> dict[str, np.ndarray]:
     """Forward one shard's images batch by batch into preallocated storage-dtype buffers."""
-    start = shard * cfg.shard_size
-    stop = min(start + cfg.shard_size, data.num_samples(split))
-    n, dtype = stop - start, getattr(torch, cfg.dtype)
-    images = data.images(split, start, stop)
+    rows = plan.slice(shard)
+    n, dtype = plan.rows(shard), getattr(torch, cfg.dtype)
+    images = data.images(split, rows.start, rows.stop)
     out = {f"layers/{name}": torch.empty((n, d), dtype=dtype) for name, d in zip(names, layout.dims)}
     if layout.mlp_io:
         picks = patch_sample(cfg.seed, split, shard, n, layout.num_patches, layout.keep)
@@ -118,45 +118,48 @@ def _compute_shard(tap, prep, layout, data, cfg, names, split, shard, device) ->
             raise ConfigError(f"extract.dtype={cfg.dtype}: {split} shard {shard} of '{path}' overflows to inf/nan; "
                               f"set extract.dtype: float32.")
     arrays = {path: buffer.numpy() for path, buffer in out.items()}
-    arrays["labels"] = data.root[f"{split}/labels"][start:stop]
-    arrays["index"] = data.root[f"{split}/index"][start:stop]
+    arrays["labels"] = data.root[f"{split}/labels"][rows]
+    arrays["index"] = data.root[f"{split}/index"][rows]
     if layout.mlp_io:
         arrays["patch_index"] = picks
     return arrays
 
 
-def extract_features(model: torch.nn.Module, meta: dict, data: PreparedData, out: str | Path, cfg: ExtractConfig,
-                     device: torch.device, work_dir: Path | None = None,
+def extract_features(model: torch.nn.Module, card: BackboneCard, data: PreparedData, out: str | Path,
+                     cfg: ExtractConfig, device: torch.device, work_dir: Path | None = None,
                      on_shard_written: ShardCallback | None = None) -> dict:
     """Build the feature store at `out` (resuming an interrupted build of the same spec). Returns a summary."""
     out = Path(out)
     work_dir = work_dir or default_work_dir(out)
     partial, progress_path = work_dir / out.name, work_dir / f"{out.name}.progress.json"
     model.to(device)
-    prep = Preprocess(meta["mean"], meta["std"], meta["img_size"]).to(device)
-    tap = LayerTap(model, cfg.pooling, hook_layers=meta["config"].get("layers"), mlp_io=cfg.mlp_io)
+    prep = card.preprocess().to(device)
+    tap = LayerTap(model, cfg.pooling, hook_layers=card.config.layers, mlp_io=cfg.mlp_io)
     layout = _Layout(tap, prep, data, cfg, device)
     names = tap.names
-    fp = fingerprint(meta, data.attrs["data_sha256"], cfg, layout.mlp_io)
-    spec = {"fingerprint": fp, "config": asdict(cfg), "sizes": {s: data.num_samples(s) for s in SPLITS}}
+    fp = fingerprint(card, data.attrs["data_sha256"], cfg, layout.mlp_io)
+    plans = {s: ShardPlan(data.num_samples(s), cfg.shard_size) for s in SPLITS}
+    spec = {"fingerprint": asdict(fp), "config": asdict(cfg), "sizes": {s: plans[s].num_rows for s in SPLITS}}
     done = load_progress(progress_path, spec) if (partial / "zarr.json").is_file() else None
     if done is None:
         shutil.rmtree(partial, ignore_errors=True)
-        root = _create_store(partial, layout.arrays(names, cfg.dtype), data, cfg, names, layout, fp, meta)
+        info = StoreInfo(backbone=card.name, layers=names, dims=layout.dims, classes=data.classes,
+                         sizes=spec["sizes"], fingerprint=fp, mlp_io=layout.mlp_io, num_patches=layout.num_patches,
+                         patch_tokens_kept=layout.keep, prefix_tokens=layout.prefix, extract=asdict(cfg))
+        root = _create_store(partial, layout.arrays(names, cfg.dtype), plans, cfg.codec, info)
         done = {}
     else:
         root = zarr.open_group(partial, mode="r+")
     started = time.perf_counter()
-    writer = ShardWriter(root, progress_path, spec, cfg.shard_size, done, on_shard_written)
+    writer = ShardWriter(root, progress_path, spec, plans, done, on_shard_written)
     try:
         for split in SPLITS:
-            total = data.num_samples(split)
-            shards = range(math.ceil(total / cfg.shard_size))
-            todo = [s for s in shards if s not in done.get(split, [])]
-            skipped = total - sum(min(cfg.shard_size, total - s * cfg.shard_size) for s in todo)
-            bar = tqdm(total=total, initial=skipped, desc=f"extract@{meta['name']} {split}", unit="img")
+            plan = plans[split]
+            todo = [s for s in plan if s not in done.get(split, [])]
+            bar = tqdm(total=plan.num_rows, initial=plan.num_rows - plan.rows_in(todo),
+                       desc=f"extract@{card.name} {split}", unit="img")
             for shard in todo:
-                arrays = _compute_shard(tap, prep, layout, data, cfg, names, split, shard, device)
+                arrays = _compute_shard(tap, prep, layout, data, cfg, names, split, plan, shard, device)
                 writer.submit(split, shard, {f"{split}/{k}": v for k, v in arrays.items()})
                 bar.update(len(arrays["labels"]))
             bar.close()
@@ -168,21 +171,14 @@ def extract_features(model: torch.nn.Module, meta: dict, data: PreparedData, out
     return {"path": str(out), "layers": names, "dims": layout.dims, "files": len(files),
             "bytes": sum(p.stat().st_size for p in files), "raw_bytes_written": writer.bytes_written,
             "seconds": time.perf_counter() - started, "resumed_shards": sum(len(v) for v in done.values()),
-            "fingerprint": fp["hash"]}
+            "fingerprint": fp.hash}
 
 
-def _create_store(path: Path, arrays: dict, data: PreparedData, cfg: ExtractConfig, names: list[str],
-                  layout: _Layout, fp: dict, meta: dict) -> zarr.Group:
+def _create_store(path: Path, arrays: dict, plans: dict[str, ShardPlan], codec: str, info: StoreInfo) -> zarr.Group:
     path.parent.mkdir(parents=True, exist_ok=True)
     root = zarr.open_group(path, mode="w")
     for split in SPLITS:
         for rel, (row_shape, dtype) in arrays.items():
-            create_sample_array(root, f"{split}/{rel}", data.num_samples(split), row_shape, dtype,
-                                cfg.shard_size, cfg.codec)
-    root.attrs.update({
-        "backbone": meta["name"], "layers": names, "dims": layout.dims, "classes": data.classes,
-        "sizes": {s: data.num_samples(s) for s in SPLITS}, "mlp_io": layout.mlp_io,
-        "num_patches": layout.num_patches, "patch_tokens_kept": layout.keep, "prefix_tokens": layout.prefix,
-        "extract": asdict(cfg), "fingerprint": fp,
-    })
+            create_sample_array(root, f"{split}/{rel}", plans[split], row_shape, dtype, codec)
+    root.attrs.update(info.to_attrs())
     return root

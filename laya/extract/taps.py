@@ -1,8 +1,9 @@
 """Read a frozen backbone's per-layer activations in one forward pass.
 
-Layers come from timm's `forward_intermediates` where the model has it, from forward hooks on named modules
-otherwise. Each layer is pooled to one vector per input: (B, C, H, W) maps by global average, (B, T, d) token
-sequences by the CLS token or the mean of the patch tokens, (B, d) vectors as they are. For ViTs the tap can also
+Layers come from `forward_intermediates` (timm's models and laya's own MLP and CNN all have it); forward hooks
+on named modules are only for a third-party model without it (params `backbones.<name>.layers`). Each layer is
+pooled to one vector per input: (B, C, H, W) maps by global average, (B, T, d) token sequences by the CLS token
+or the mean of the patch tokens, (B, d) vectors as they are. For ViTs the tap can also
 record each block's MLP input (after norm2) and MLP output for every token — the transcoder's training data.
 """
 
@@ -16,7 +17,7 @@ from torch import nn
 
 from laya.config import ConfigError
 
-POOLINGS = ("cls", "mean")
+POOLINGS = ("cls", "mean")  # validated by ExtractConfig
 
 
 @dataclass
@@ -38,13 +39,11 @@ class LayerTap:
 
     def __init__(self, model: nn.Module, pooling: str = "cls", hook_layers: list[str] | None = None,
                  mlp_io: bool = False):
-        if pooling not in POOLINGS:
-            raise ConfigError(f"extract.pooling: unknown value {pooling!r}; valid: {list(POOLINGS)}.")
+        """`pooling` (validated by ExtractConfig): cls | mean. `hook_layers`: module names to hook — only for a
+        third-party model without `forward_intermediates` (params backbones.<name>.layers)."""
         self.model = model.eval()
         self.pooling = pooling
         self.prefix = int(getattr(model, "num_prefix_tokens", 0))
-        hook_layers = hook_layers or (None if hasattr(model, "forward_intermediates")
-                                      else getattr(model, "hook_layers", None))
         if hook_layers is None and not hasattr(model, "forward_intermediates"):
             raise ConfigError(f"{type(model).__name__} has no forward_intermediates; list module names to hook "
                               f"in backbones.<name>.layers (see model.named_modules()).")

@@ -17,6 +17,7 @@ import numpy as np
 import zarr
 
 from laya.io import read_json, write_json
+from laya.shards import ShardPlan
 
 ShardCallback = Callable[[str, int], None]
 
@@ -28,12 +29,12 @@ class ShardWriter:
     (one being computed, one being written) whatever the dataset size.
     """
 
-    def __init__(self, root: zarr.Group, progress_path: Path, spec: dict, shard_size: int,
+    def __init__(self, root: zarr.Group, progress_path: Path, spec: dict, plans: dict[str, ShardPlan],
                  done: dict[str, list[int]], on_shard_written: ShardCallback | None = None):
         self.root = root
         self.progress_path = progress_path
         self.spec = spec
-        self.shard_size = shard_size
+        self.plans = plans
         self.done = {split: sorted(shards) for split, shards in done.items()}
         self.on_shard_written = on_shard_written
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="zarr-writer",
@@ -57,9 +58,10 @@ class ShardWriter:
             self._pool.shutdown(wait=True)
 
     def _write(self, split: str, shard: int, arrays: dict[str, np.ndarray]) -> None:
-        start = shard * self.shard_size
+        rows_of_shard = self.plans[split].slice(shard)
         for path, rows in arrays.items():
-            self.root[path][start:start + len(rows)] = rows
+            assert len(rows) == rows_of_shard.stop - rows_of_shard.start, (path, len(rows), rows_of_shard)
+            self.root[path][rows_of_shard] = rows
             self.bytes_written += rows.nbytes
         self.done.setdefault(split, []).append(shard)
         write_json(self.progress_path, {"spec": self.spec, "done": self.done})

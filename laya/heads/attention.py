@@ -2,14 +2,32 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 from torch import nn
 
-from laya.config import ConfigError
+from laya.config import choice, require
 from laya.heads.adapters import LayerAdapters
-from laya.heads.base import LayerHead, positive
+from laya.heads.base import LayerHead
 
 PSI = ("identity", "mlp")
+
+
+@dataclass(frozen=True)
+class LAYAConfig:
+    """params `heads.laya` (the LAYA paper's Fashion-MNIST reference by default)."""
+
+    d_star: int = 96  # shared width d*
+    tau: float = 1.5  # softmax temperature τ
+    psi: str = "identity"  # ψ: identity | mlp (a 2-layer GELU MLP shared by all layers)
+    scorer_hidden: int = 192
+
+    def validate(self, key: str) -> None:
+        require(self.d_star > 0, f"{key}.d_star", self.d_star, "a positive integer")
+        require(self.tau > 0, f"{key}.tau", self.tau, "a positive number")
+        choice(self.psi, PSI, f"{key}.psi")
+        require(self.scorer_hidden > 0, f"{key}.scorer_hidden", self.scorer_hidden, "a positive integer")
 
 
 class LAYA(LayerHead):
@@ -22,16 +40,10 @@ class LAYA(LayerHead):
 
     name = "laya"
 
-    def __init__(self, dims: list[int], num_classes: int, d_star: int = 96, tau: float = 1.5,
-                 psi: str = "identity", scorer_hidden: int = 192):
-        d_star = positive(d_star, "heads.laya.d_star")
-        tau = positive(tau, "heads.laya.tau", float)
-        scorer_hidden = positive(scorer_hidden, "heads.laya.scorer_hidden")
-        if psi not in PSI:
-            raise ConfigError(f"heads.laya.psi: unknown value {psi!r}; valid: {list(PSI)}.")
-        super().__init__(dims, num_classes,
-                         {"d_star": d_star, "tau": tau, "psi": psi, "scorer_hidden": scorer_hidden})
-        self.tau = tau
+    def __init__(self, dims: list[int], num_classes: int, config: LAYAConfig):
+        super().__init__(dims, num_classes, config)
+        d_star, psi, scorer_hidden = config.d_star, config.psi, config.scorer_hidden
+        self.tau = config.tau
         num_layers = len(self.dims)
         self.adapters = LayerAdapters(self.dims, d_star)
         self.psi = nn.Identity() if psi == "identity" else nn.Sequential(

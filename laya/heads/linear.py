@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 from torch import nn
 
 from laya.heads.base import LayerHead
+
+
+@dataclass(frozen=True)
+class LinearConfig:
+    """params `heads.last` / `heads.concat`: no hyper-parameters."""
 
 
 class LastLayer(LayerHead):
@@ -13,8 +20,8 @@ class LastLayer(LayerHead):
 
     name = "last"
 
-    def __init__(self, dims: list[int], num_classes: int):
-        super().__init__(dims, num_classes, {})
+    def __init__(self, dims: list[int], num_classes: int, config: LinearConfig):
+        super().__init__(dims, num_classes, config)
         self.classifier = nn.Linear(self.dims[-1], num_classes)
 
     def forward(self, layers: list[torch.Tensor]) -> torch.Tensor:
@@ -27,8 +34,8 @@ class Concat(LayerHead):
 
     name = "concat"
 
-    def __init__(self, dims: list[int], num_classes: int):
-        super().__init__(dims, num_classes, {})
+    def __init__(self, dims: list[int], num_classes: int, config: LinearConfig):
+        super().__init__(dims, num_classes, config)
         self.classifier = nn.Linear(sum(self.dims), num_classes)
 
     def forward(self, layers: list[torch.Tensor]) -> torch.Tensor:

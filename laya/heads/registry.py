@@ -1,60 +1,72 @@
-"""The head registry: build a head by name, save it as safetensors + config.json, load it back."""
+"""The head registry: name → (head class, Config dataclass); build by name, save and load with a HeadCard.
+
+A new head is one file (the class and its Config) plus one line in `HEADS`.
+"""
 
 from __future__ import annotations
 
-import inspect
-import json
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from safetensors.torch import load_file, save_file
-
-from laya.config import ConfigError
-from laya.heads.attention import LAYA
+from laya.artifacts import load_module, save_module
+from laya.config import ConfigError, from_dict
+from laya.heads.attention import LAYA, LAYAConfig
 from laya.heads.base import LayerHead
-from laya.heads.linear import Concat, LastLayer
-from laya.heads.scalarmix import ScalarMix
-from laya.io import atomic_path, read_json
-
-HEADS: dict[str, type[LayerHead]] = {cls.name: cls for cls in (LastLayer, Concat, ScalarMix, LAYA)}
-WEIGHTS_FILE = "model.safetensors"
-CONFIG_FILE = "config.json"
+from laya.heads.card import HeadCard
+from laya.heads.linear import Concat, LastLayer, LinearConfig
+from laya.heads.scalarmix import ScalarMix, ScalarMixConfig
 
 
-def build(name: str, dims: list[int], num_classes: int = 10, **params) -> LayerHead:
-    """A fresh head `name` over layers of widths `dims`; `params` are its hyper-parameters (heads.<name>)."""
+@dataclass(frozen=True)
+class HeadType:
+    cls: type[LayerHead]
+    config: type  # a frozen dataclass of the head's hyper-parameters, with validate(key)
+
+
+HEADS: dict[str, HeadType] = {
+    "last": HeadType(LastLayer, LinearConfig),
+    "concat": HeadType(Concat, LinearConfig),
+    "scalarmix": HeadType(ScalarMix, ScalarMixConfig),
+    "laya": HeadType(LAYA, LAYAConfig),
+}
+
+
+def head_type(name: str) -> HeadType:
     if name not in HEADS:
         raise ConfigError(f"heads: unknown head {name!r}; valid: {sorted(HEADS)}.")
-    cls = HEADS[name]
-    valid = [p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "dims", "num_classes")]
-    unknown = sorted(set(params) - set(valid))
-    if unknown:
-        raise ConfigError(f"heads.{name}: unknown key(s) {unknown}; valid: {valid}.")
-    return cls(list(dims), num_classes, **params)
+    return HEADS[name]
 
 
-def save(head: LayerHead, out_dir: str | Path, extra: dict | None = None) -> Path:
-    """Write model.safetensors + config.json (the build spec plus `extra`, e.g. seed and layer names)."""
-    with atomic_path(out_dir) as tmp:
-        tmp.mkdir(parents=True)
-        save_file({k: v.detach().cpu().contiguous() for k, v in head.state_dict().items()},
-                  str(tmp / WEIGHTS_FILE))
-        config = {**(extra or {}), **head.spec}
-        (tmp / CONFIG_FILE).write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
-    return Path(out_dir)
+def parse_config(name: str, params: dict | None, key: str | None = None):
+    """The typed Config of head `name` from its params section (errors name `heads.<name>.<key>`)."""
+    return from_dict(head_type(name).config, params, key or f"heads.{name}")
+
+
+def build(name: str, dims: list[int], num_classes: int, config=None, **params) -> LayerHead:
+    """A fresh head `name` over layers of widths `dims`: from a typed `config`, or from `params` (the keys of
+    heads.<name>, e.g. tau=0.5)."""
+    if config is not None and params:
+        raise TypeError("build(): give a config or keyword params, not both")
+    config = config if config is not None else parse_config(name, params)
+    return head_type(name).cls(list(dims), num_classes, config)
+
+
+def save(head: LayerHead, out_dir: str | Path, **provenance) -> HeadCard:
+    """Write model.safetensors + config.json (a HeadCard: the build spec plus `provenance`, e.g. seed, layers)."""
+    card = HeadCard(name=head.name, dims=head.dims, num_classes=head.num_classes, params=asdict(head.config),
+                    **provenance)
+    return save_module(out_dir, head, card)
+
+
+def _rebuild(card: HeadCard) -> LayerHead:
+    return build(card.name, card.dims, card.num_classes, config=parse_config(card.name, card.params))
+
+
+def load_with_card(path: str | Path) -> tuple[LayerHead, HeadCard]:
+    """A saved head (strict load, eval mode) and its card."""
+    return load_module(path, HeadCard, _rebuild)
 
 
 def load(path: str | Path) -> LayerHead:
-    """Rebuild a saved head from config.json and load its weights (strict, eval mode)."""
-    path = Path(path)
-    config = read_json(path / CONFIG_FILE, "head config")
-    head = build(config["name"], config["dims"], config["num_classes"], **config["params"])
-    weights = path / WEIGHTS_FILE
-    if not weights.is_file():
-        raise ConfigError(f"{weights}: head weights not found; rerun `dvc repro train@<backbone>`.")
-    try:
-        head.load_state_dict(load_file(str(weights)), strict=True)
-    except Exception as err:
-        raise ConfigError(f"{weights}: weights do not fit the {config['name']} head in {path / CONFIG_FILE} "
-                          f"({str(err).splitlines()[0]}); rerun `dvc repro train@<backbone>`.") from None
-    head.config = config
-    return head.eval()
+    """Rebuild a saved head from its card and load its weights (strict, eval mode)."""
+    return load_with_card(path)[0]

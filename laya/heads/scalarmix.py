@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 from torch import nn
 
+from laya.config import require
 from laya.heads.adapters import LayerAdapters
-from laya.heads.base import LayerHead, positive
+from laya.heads.base import LayerHead
+
+
+@dataclass(frozen=True)
+class ScalarMixConfig:
+    """params `heads.scalarmix`."""
+
+    d_star: int = 96  # width of the shared space the layers are projected to
+
+    def validate(self, key: str) -> None:
+        require(self.d_star > 0, f"{key}.d_star", self.d_star, "a positive integer")
 
 
 class ScalarMix(LayerHead):
@@ -14,9 +27,9 @@ class ScalarMix(LayerHead):
 
     name = "scalarmix"
 
-    def __init__(self, dims: list[int], num_classes: int, d_star: int = 96):
-        d_star = positive(d_star, "heads.scalarmix.d_star")
-        super().__init__(dims, num_classes, {"d_star": d_star})
+    def __init__(self, dims: list[int], num_classes: int, config: ScalarMixConfig):
+        super().__init__(dims, num_classes, config)
+        d_star = config.d_star
         self.adapters = LayerAdapters(self.dims, d_star)
         self.scalars = nn.Parameter(torch.zeros(len(self.dims)))  # w
         self.gamma = nn.Parameter(torch.ones(()))  # γ

@@ -2,20 +2,33 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
 
 from laya.config import ConfigError, from_dict, require
-from laya.heads import HEADS
+from laya.heads import HEADS, parse_config
 
 
 @dataclass(frozen=True)
 class HeadsConfig:
+    """params `heads`: which heads, on which layers, and each head's typed Config (sections `heads.<name>`)."""
+
     names: list[str] = field(default_factory=lambda: ["last", "concat", "scalarmix", "laya"])
     layers: list[int] | None = None  # indices into the store's layers (negative from the end); None = all
-    last: dict = field(default_factory=dict)
-    concat: dict = field(default_factory=dict)
-    scalarmix: dict = field(default_factory=dict)
-    laya: dict = field(default_factory=dict)
+    configs: dict[str, Any] = field(default_factory=dict)  # head name → its Config; absent = the Config defaults
+
+    @classmethod
+    def parse(cls, values: dict[str, Any] | None, key: str = "heads") -> HeadsConfig:
+        """From the params section: `names`, `layers`, and one section per registered head, each parsed by that
+        head's Config (so an unknown or bad key is an error naming `heads.<name>.<key>`)."""
+        values = dict(values or {})
+        unknown = sorted(set(values) - {"names", "layers"} - set(HEADS))
+        if unknown:
+            raise ConfigError(f"{key}: unknown key(s) {unknown}; valid: ['names', 'layers'] and one section per "
+                              f"head {sorted(HEADS)}.")
+        configs = {name: parse_config(name, values.pop(name), f"{key}.{name}") for name in list(values)
+                   if name in HEADS}
+        return from_dict(cls, {**values, "configs": configs}, key)
 
     def validate(self, key: str) -> None:
         unknown = [n for n in self.names if n not in HEADS]
@@ -24,9 +37,14 @@ class HeadsConfig:
         require(len(set(self.names)) == len(self.names), f"{key}.names", self.names, "each head once")
         require(self.layers is None or len(self.layers) > 0, f"{key}.layers", self.layers, "null or a non-empty list")
 
-    def params(self, name: str) -> dict:
-        """Hyper-parameters of head `name` (heads.<name>)."""
-        return dict(getattr(self, name))
+    def config(self, name: str):
+        """The typed Config of head `name`."""
+        return self.configs.get(name) or parse_config(name, {})
+
+    def to_dict(self) -> dict[str, Any]:
+        """As in params.yaml: names, layers and every registered head's section (defaults filled in)."""
+        return {"names": list(self.names), "layers": self.layers,
+                **{name: asdict(self.config(name)) for name in HEADS}}
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -12,6 +11,7 @@ from torch import nn
 from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 from tqdm import tqdm
 
+from laya.early_stopping import EarlyStopping
 from laya.heads import LayerHead
 from laya.store import FeatureStore
 from laya.train.config import TrainConfig
@@ -111,7 +111,7 @@ def fit_head(head: LayerHead, store: FeatureStore, cfg: TrainConfig, layers: lis
     average = moving_average(head, cfg.ema)
     kept = average.module if average is not None else head  # the weights that are validated and returned
     loss_fn = nn.CrossEntropyLoss(label_smoothing=cfg.label_smoothing)
-    result, best_acc, best_state = FitResult(), -1.0, None
+    result, stopping = FitResult(), EarlyStopping(cfg.patience)
     bar = tqdm(range(1, cfg.epochs + 1), desc=desc, unit="epoch", leave=False)
     for epoch in bar:
         batches = store.batches("train", cfg.batch_size, shuffle=True, seed=epoch_seed(seed, epoch), layers=layers,
@@ -124,9 +124,8 @@ def fit_head(head: LayerHead, store: FeatureStore, cfg: TrainConfig, layers: lis
         result.history.append({"epoch": epoch, "train_loss": train_loss, "train_acc": train_acc,
                                "val_loss": val_loss, "val_acc": val.accuracy})
         bar.set_postfix(val_acc=f"{val.accuracy:.4f}")
-        if val.accuracy > best_acc:
-            best_acc, best_state, result.best_epoch = val.accuracy, copy.deepcopy(kept.state_dict()), epoch
-        elif epoch - result.best_epoch >= cfg.patience:
+        if stopping.step(epoch, val.accuracy, kept):
             break
-    head.load_state_dict(best_state)
+    stopping.restore(head)
+    result.best_epoch = stopping.best_epoch
     return result

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from laya.heads import build, save
+from laya.heads import build, head_folder, save
 from laya.io import atomic_path, write_json
 from laya.store import FeatureStore
 from laya.train.config import HeadsConfig, TrainConfig
@@ -24,9 +24,8 @@ def train_heads(store: FeatureStore, heads: HeadsConfig, cfg: TrainConfig, out_d
     """Train heads.names × cfg.seeds on `store`; write each head to out_dir/<head>/seed<k>/. Returns results:
     {head: {seed: {"test_accuracy", "macro_f1", "best_epoch", "history", "seconds"}}}."""
     layers = store.layer_indices(heads.layers)
-    dims, num_classes = [store.dims[i] for i in layers], len(store.attrs["classes"])
-    for name in heads.names:  # bad hyper-parameters fail here, before any training
-        build(name, dims, num_classes, **heads.params(name))
+    dims, num_classes = [store.dims[i] for i in layers], len(store.info.classes)
+    backbone = store.info.backbone
     store.keep_in_memory(cfg.memory_mb << 20)
     results: dict[str, dict[int, dict]] = {}
     with atomic_path(out_dir) as tmp:
@@ -34,20 +33,19 @@ def train_heads(store: FeatureStore, heads: HeadsConfig, cfg: TrainConfig, out_d
         for name in heads.names:
             for seed in cfg.seeds:
                 torch.manual_seed(seed)
-                head = build(name, dims, num_classes, **heads.params(name))
+                head = build(name, dims, num_classes, config=heads.config(name))
                 started = time.perf_counter()
-                fit = fit_head(head, store, cfg, layers, seed, device, desc=f"{store.attrs['backbone']}/{name} s{seed}")
+                fit = fit_head(head, store, cfg, layers, seed, device, desc=f"{backbone}/{name} s{seed}")
                 test = predict(head, store, "test", layers, device=device)
                 run = {"test_accuracy": test.accuracy, "macro_f1": test.macro_f1(), "best_epoch": fit.best_epoch,
                        "history": fit.history, "seconds": time.perf_counter() - started}
-                save(head.cpu(), tmp / name / f"seed{seed}",
-                     {"backbone": store.attrs["backbone"], "seed": seed, "layers": [store.layers[i] for i in layers],
-                      "layer_indices": layers, "cache_fingerprint": store.fingerprint["hash"],
-                      **{k: v for k, v in run.items() if k != "seconds"}})
+                save(head.cpu(), head_folder(tmp, name, seed), backbone=backbone, seed=seed,
+                     layers=[store.layers[i] for i in layers], layer_indices=layers,
+                     cache_fingerprint=store.fingerprint.hash, **{k: v for k, v in run.items() if k != "seconds"})
                 results.setdefault(name, {})[seed] = run
                 print(f"  {name:9s} seed {seed}: test acc {test.accuracy:.4f}, macro-F1 {run['macro_f1']:.4f}, "
                       f"best epoch {fit.best_epoch}/{len(fit.history)}, {run['seconds']:.1f}s", flush=True)
-        write_json(tmp / "params.json", {"heads": asdict(heads), "train": asdict(cfg)})
+        write_json(tmp / "params.json", {"heads": heads.to_dict(), "train": asdict(cfg)})
     return results
 
 

@@ -1,0 +1,48 @@
+"""Validate a whole params.yaml at once: every section parsed by its typed config, cross-references checked.
+
+Each stage validates its own section too; this check (stage `check`, which depends on the whole file) also
+catches what no single stage reads — an unknown top-level section, a `train.overrides` or `clt.backbone` that
+names no backbone — so `dvc repro` refuses a typo instead of saying "up to date".
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from laya.backbones.config import BackboneConfig
+from laya.clt.config import CLTConfig, FrontierConfig
+from laya.config import ConfigError, from_dict, section
+from laya.data.config import DataConfig
+from laya.evaluate.config import EvaluateConfig
+from laya.extract.config import ExtractConfig
+from laya.train.config import HeadsConfig, TrainConfig
+
+DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?")
+
+
+def check_params(params: dict[str, Any], where: str = "params.yaml") -> list[str]:
+    """Parse every section of `params` (already read by `load_params`, which refuses unknown sections);
+    returns the names of the sections checked. The first problem raises ConfigError naming its key."""
+    device = params.get("device", "auto")
+    if not isinstance(device, str) or not DEVICE.fullmatch(device):
+        raise ConfigError(f"{where}: device: expected auto, cpu, cuda or cuda:<index>, got {device!r}.")
+    from_dict(DataConfig, section(params, "data", where), "data")
+    backbones = section(params, "backbones", where)
+    if not backbones:
+        raise ConfigError(f"{where}: backbones: expected at least one backbone, e.g. mlp: {{arch: mlp}}.")
+    for name in backbones:
+        from_dict(BackboneConfig, section(params, f"backbones.{name}", where), f"backbones.{name}")
+    from_dict(ExtractConfig, section(params, "extract", where), "extract")
+    HeadsConfig.parse(section(params, "heads", where))
+    train = from_dict(TrainConfig, section(params, "train", where), "train")
+    unknown = sorted(set(train.overrides) - set(backbones))
+    if unknown:
+        raise ConfigError(f"train.overrides: {unknown} not in params `backbones` {sorted(backbones)}; rename or "
+                          f"remove them.")
+    from_dict(EvaluateConfig, section(params, "evaluate", where), "evaluate")
+    clt = from_dict(CLTConfig, section(params, "clt", where), "clt")
+    if clt.backbone not in backbones:
+        raise ConfigError(f"clt.backbone: {clt.backbone!r} is not in params `backbones` {sorted(backbones)}.")
+    from_dict(FrontierConfig, section(params, "clt_frontier", where), "clt_frontier")
+    return ["device", "data", "backbones", "extract", "heads", "train", "evaluate", "clt", "clt_frontier"]

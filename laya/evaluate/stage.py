@@ -1,0 +1,111 @@
+"""The whole `evaluate@<backbone>` stage: every (method, head) pair over every evaluated seed, the summary
+metrics, depth patterns, WIA-AI-009 explanations and figures — written atomically, all or nothing."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from laya import plots
+from laya.config import ConfigError
+from laya.evaluate.config import EvaluateConfig
+from laya.evaluate.explain import explanations, load_schema, validate
+from laya.evaluate.methods import INTRINSIC
+from laya.evaluate.run import (
+    Evaluation,
+    depth_patterns,
+    evaluate_heads,
+    layer_means,
+    metrics,
+    pair_label,
+    summarise_seeds,
+    timings,
+)
+from laya.heads import HeadCard, LayerHead, head_folder, load_with_card
+from laya.io import atomic_path, write_json
+from laya.store import FeatureStore
+
+
+@dataclass
+class Outcome:
+    scores: dict  # DVC metrics: means over seeds (+ stds)
+    timings: dict  # ms per explanation, mean over seeds (not a DVC output)
+    patterns: dict  # depth patterns of the first seed
+    payloads: list[dict]  # WIA-AI-009 explanations of the first seed
+    first: Evaluation  # the first seed's evaluation (figures)
+
+
+def load_heads(heads_dir: str | Path, names: list[str], seed: int, store: FeatureStore,
+               backbone: str) -> tuple[dict[str, LayerHead], dict[str, HeadCard], list[int]]:
+    """The heads trained with `seed`, checked against the store (same cache, same layers)."""
+    heads, cards = {}, {}
+    for name in names:
+        folder = head_folder(heads_dir, name, seed)
+        if not (folder / "config.json").is_file():
+            raise ConfigError(f"{folder}: no {name} head trained with seed {seed}; evaluate.seeds must be a subset "
+                              f"of train.seeds and every head in evaluate.methods among heads.names (rerun "
+                              f"`dvc repro train@{backbone}`).")
+        heads[name], cards[name] = load_with_card(folder)
+        if cards[name].cache_fingerprint != store.fingerprint.hash:
+            raise ConfigError(f"{folder}: trained on another cache than {store.path}; rerun "
+                              f"`dvc repro train@{backbone}`.")
+    indices = {tuple(card.layer_indices) for card in cards.values()}
+    if len(indices) > 1:
+        raise ConfigError(f"{heads_dir}: the heads of seed {seed} read different layers {sorted(indices)}; "
+                          f"rerun `dvc repro train@{backbone}`.")
+    return heads, cards, list(indices.pop())
+
+
+def evaluate_backbone(backbone: str, store: FeatureStore, heads_dir: str | Path, cfg: EvaluateConfig,
+                      device: torch.device | str = "cpu") -> Outcome:
+    """Evaluate every seed of cfg.seeds; metrics are summarised over seeds, the rest comes from the first."""
+    loaded = [load_heads(heads_dir, cfg.heads, seed, store, backbone) for seed in cfg.seeds]
+    layers = loaded[0][2]
+    means = layer_means(store, "train", layers)  # the same for every seed
+    evaluations = [evaluate_heads(store, heads, layers, cfg, seed, means, device)
+                   for seed, (heads, _, _) in zip(cfg.seeds, loaded)]
+    first = evaluations[0]
+    payloads = []
+    if cfg.explain is not None:
+        payloads = explanations(first, backbone, loaded[0][1][cfg.explain], store.fingerprint.hash, cfg.ablation,
+                                cfg.explain_n, cfg.confidence)
+        schema = load_schema()
+        for payload in payloads:
+            validate(payload, schema)
+    return Outcome(summarise_seeds([metrics(e) for e in evaluations]),
+                   summarise_seeds([timings(e) for e in evaluations]),
+                   depth_patterns(first, cfg.explain), payloads, first)
+
+
+def flat_pairs(group: dict[str, dict[str, float]]) -> dict[str, float]:
+    """{head: {method: v}} → {'method@head': v} (figure labels)."""
+    return {pair_label((method, head)): v for head, methods in group.items() for method, v in methods.items()}
+
+
+def write_outcome(out: Outcome, backbone: str, cfg: EvaluateConfig, metrics_path: str | Path,
+                  patterns_path: str | Path, explanations_path: str | Path, figures_dir: str | Path) -> None:
+    """Write every output under a temporary name first, then move each into place."""
+    write_json(metrics_path, out.scores)
+    write_json(patterns_path, out.patterns)
+    with atomic_path(explanations_path) as tmp:
+        tmp.write_text("".join(json.dumps(p, sort_keys=True, ensure_ascii=False) + "\n" for p in out.payloads))
+    with atomic_path(figures_dir) as tmp:
+        tmp.mkdir(parents=True)
+        patterns = out.patterns
+        if "alpha_mean" in patterns:
+            head = patterns["alpha_head"]
+            title = f"{backbone}: {head} head (seed {cfg.seeds[0]}), {len(out.first.labels)} test inputs"
+            plots.alpha_per_layer(patterns, f"{title} — α per layer", tmp / "alpha_per_layer.png")
+            plots.class_layer_heatmap(patterns, f"{backbone}: mean α of {head} by true class",
+                                      tmp / "alpha_by_class.png")
+            plots.correct_vs_wrong_heatmaps(patterns, f"{backbone}: mean α of {head} by true class",
+                                            tmp / "alpha_by_class_correct_vs_wrong.png")
+        scores = {key: flat_pairs(out.scores[key]) for key in ("faithfulness", "deletion_at_1")}
+        plots.method_scores(scores, f"{backbone}: attribution methods vs leave-one-layer-out ({cfg.ablation}, "
+                            f"mean of {len(cfg.seeds)} seeds)", tmp / "methods.png",
+                            highlight=[pair_label(p) for p in cfg.pairs if p[0] == INTRINSIC])
+        plots.deletion_curves(patterns, f"{backbone}: deletion curves", tmp / "deletion_curves.png")
+        plots.agreement_matrix(patterns, f"{backbone}: method agreement", tmp / "agreement.png")

@@ -1,0 +1,60 @@
+"""The whole-params check: every section typed, unknown sections and dangling references refused in one line."""
+
+import copy
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from conftest import REPO
+from laya.check import check_params
+from laya.config import ConfigError, load_params
+
+PARAMS = load_params(REPO / "params.yaml")
+
+
+def _with(change: dict) -> dict:
+    params = copy.deepcopy(PARAMS)
+    for dotted, value in change.items():
+        *parents, last = dotted.split(".")
+        node = params
+        for key in parents:
+            node = node.setdefault(key, {})
+        node[last] = value
+    return params
+
+
+def test_the_committed_params_are_valid():
+    assert "clt_frontier" in check_params(PARAMS)
+
+
+def test_an_unknown_top_level_section_is_refused_naming_it(tmp_path):
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({**PARAMS, "trian": {"epochs": 3}}))
+    with pytest.raises(ConfigError, match=r"params.yaml: unknown top-level section\(s\) \['trian'\]; valid: "
+                                          r"\['device', 'data'"):
+        load_params(tmp_path / "params.yaml")
+
+
+@pytest.mark.parametrize("change, match", [
+    ({"backbones.mlp.model.hidden": []}, r"backbones.mlp.model.hidden: expected a non-empty list of positive widths"),
+    ({"backbones.cnn.model.channels": [16, -1]}, r"backbones.cnn.model.channels"),
+    ({"backbones.vit.model.num_heads": 3}, r"backbones.vit.model.embed_dim: expected a multiple of num_heads"),
+    ({"train.overrides.resnet": {"lr": 0.1}}, r"train.overrides: \['resnet'\] not in params `backbones`"),
+    ({"clt.backbone": "vitt"}, r"clt.backbone: 'vitt' is not in params `backbones`"),
+    ({"device": "gpu"}, r"device: expected auto, cpu, cuda or cuda:<index>, got 'gpu'"),
+    ({"heads.laya.tau": "abc"}, r"heads.laya.tau: expected a number, got 'abc'"),
+    ({"evaluate.methods.ig": ["lstm"]}, r"evaluate.methods.ig: unknown head\(s\) \['lstm'\]"),
+    ({"extract.codec": "gzip"}, r"extract.codec: unknown value 'gzip'"),
+])
+def test_a_bad_value_anywhere_names_its_key(change, match):
+    with pytest.raises(ConfigError, match=match):
+        check_params(_with(change))
+
+
+def test_the_stage_prints_one_line(tmp_path):
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(_with({"backbones.mlp.model.hidden": []})))
+    done = subprocess.run([sys.executable, "pipeline/check.py", "--params", str(tmp_path / "params.yaml")],
+                          cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "backbones.mlp.model.hidden" in done.stderr
