@@ -12,6 +12,7 @@ from typing import Any
 
 from laya.backbones.config import BackboneConfig
 from laya.clt.config import CLTConfig, FrontierConfig
+from laya.clt.run import frontier_configs
 from laya.config import ConfigError, from_dict, section
 from laya.data.config import DataConfig
 from laya.evaluate.config import EvaluateConfig
@@ -44,5 +45,6 @@ def check_params(params: dict[str, Any], where: str = "params.yaml") -> list[str
     clt = from_dict(CLTConfig, section(params, "clt", where), "clt")
     if clt.backbone not in backbones:
         raise ConfigError(f"clt.backbone: {clt.backbone!r} is not in params `backbones` {sorted(backbones)}.")
-    from_dict(FrontierConfig, section(params, "clt_frontier", where), "clt_frontier")
+    sweep = from_dict(FrontierConfig, section(params, "clt_frontier", where), "clt_frontier")
+    frontier_configs(clt, sweep.activations, sweep.ks, sweep.sparsities, sweep.epochs, sweep.max_images)
     return ["device", "data", "backbones", "extract", "heads", "train", "evaluate", "clt", "clt_frontier"]

@@ -45,6 +45,7 @@ def atomic_path(final: str | Path) -> Iterator[Path]:
     """
     final = Path(final)
     final.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale(final)
     tmp = final.with_name(f".{final.name}.tmp-{os.getpid()}")
     _remove(tmp)
     try:
@@ -53,6 +54,28 @@ def atomic_path(final: str | Path) -> Iterator[Path]:
         _remove(tmp)
         raise
     replace_path(tmp, final)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale(final: Path) -> list[Path]:
+    """Delete the temporary siblings (`.<name>.tmp-<pid>`, `.<name>.old-<pid>`) that a killed run of a process
+    no longer alive left beside `final`; returns what was removed."""
+    removed = []
+    for sibling in final.parent.glob(f".{final.name}.*-*"):
+        kind, _, pid = sibling.name[len(final.name) + 2:].partition("-")
+        if kind in ("tmp", "old") and pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            _remove(sibling)
+            removed.append(sibling)
+    return removed
 
 
 def replace_path(src: Path, final: Path) -> None:

@@ -82,20 +82,25 @@ def class_layer_heatmap(patterns: dict, title: str, path: Path) -> Path:
     return _save(fig, path)
 
 
-def method_scores(metrics: dict, title: str, path: Path, highlight: list[str] = ()) -> Path:
-    """Bars of `metrics[group][label]` for the faithfulness and Deletion@1 groups; `highlight` labels (the
-    heads' own layer weights) in orange."""
+def method_scores(metrics: dict, title: str, path: Path, highlight: list[str] = (), spread: dict | None = None,
+                  seeds: int = 1) -> Path:
+    """Bars of `metrics[group][label]` for the faithfulness and Deletion@1 groups, with ± `spread[group][label]`
+    error bars (the std over `seeds` seeds) when given; `highlight` labels (the heads' own layer weights) in
+    orange."""
     plt = _pyplot()
     methods = list(metrics["faithfulness"])
     fig, axes = plt.subplots(1, 2, figsize=(max(9, 1.1 * len(methods) + 3), 3.6))
     for ax, key, label in ((axes[0], "faithfulness", "faithfulness (Spearman with LOO)"),
                            (axes[1], "deletion_at_1", "Deletion@1 (drop in p_c)")):
         values = [metrics[key][m] for m in methods]
-        ax.bar(methods, values, color=["#dd8452" if m in highlight else "#4c72b0" for m in methods])
-        ax.set_ylabel(label)
+        errors = [spread[key][m] for m in methods] if spread and seeds > 1 else None
+        ax.bar(methods, values, yerr=errors, capsize=3 if errors else 0,
+               color=["#dd8452" if m in highlight else "#4c72b0" for m in methods])
+        ax.set_ylabel(label + (f"\n(mean ± std, {seeds} seeds)" if errors else ""))
+        ax.margins(y=0.12)
         ax.tick_params(axis="x", rotation=30)
-        for i, value in enumerate(values):
-            ax.text(i, value, f"{value:.2f}", ha="center", va="bottom", fontsize=8)
+        for i, value in enumerate(values):  # above the error bar, so the two never overlap
+            ax.text(i, value + (errors[i] if errors else 0), f"{value:.2f}", ha="center", va="bottom", fontsize=8)
     fig.suptitle(title)
     return _save(fig, path)
 

@@ -75,7 +75,19 @@ class FeatureStore:
         return self.info.shard_plan(self._split(split))
 
     def labels(self, split: str) -> np.ndarray:
-        return self.root[f"{self._split(split)}/labels"][:]
+        return self.read(self.root[f"{self._split(split)}/labels"], slice(None))
+
+    def read(self, array: zarr.Array, rows: slice) -> np.ndarray:
+        """array[rows], with a damaged chunk (truncated, bad checksum) reported in one line naming the store,
+        the array and the fix."""
+        try:
+            return array[rows]
+        except (ValueError, OSError, RuntimeError) as err:
+            if isinstance(err, OSError) and err.errno is not None and not isinstance(err, FileNotFoundError):
+                raise
+            raise ConfigError(f"{self.path}: array '{array.path}' is damaged ({str(err).splitlines()[0][:80]}); "
+                              f"restore it with `dvc checkout {self.path}` or rebuild it with "
+                              f"`dvc repro -f extract@{self.info.backbone}`.") from None
 
     def array(self, split: str, name: str) -> zarr.Array:
         """A raw array of the split, e.g. 'layers/blocks.0' or 'mlp_in_cls'."""
@@ -114,8 +126,9 @@ class FeatureStore:
         key = (split, start, stop, tuple(layers))
         if key in self._memo:
             return self._memo[key]
-        block = ([self.array(split, f"layers/{self.layers[i]}")[start:stop] for i in layers],
-                 self.root[f"{split}/labels"][start:stop])
+        rows = slice(start, stop)
+        block = ([self.read(self.array(split, f"layers/{self.layers[i]}"), rows) for i in layers],
+                 self.read(self.root[f"{split}/labels"], rows))
         size = sum(f.nbytes for f in block[0]) + block[1].nbytes
         if self._memo_bytes + size <= self._memory_budget:
             self._memo[key] = block

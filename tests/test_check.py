@@ -46,6 +46,7 @@ def test_an_unknown_top_level_section_is_refused_naming_it(tmp_path):
     ({"heads.laya.tau": "abc"}, r"heads.laya.tau: expected a number, got 'abc'"),
     ({"evaluate.methods.ig": ["lstm"]}, r"evaluate.methods.ig: unknown head\(s\) \['lstm'\]"),
     ({"extract.codec": "gzip"}, r"extract.codec: unknown value 'gzip'"),
+    ({"clt_frontier.ks": [4, 1024]}, r"clt_frontier.ks: \[1024\] exceed clt.dict_size \(512\)"),
 ])
 def test_a_bad_value_anywhere_names_its_key(change, match):
     with pytest.raises(ConfigError, match=match):

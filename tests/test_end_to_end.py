@@ -43,6 +43,15 @@ def _stages_run(log: str) -> set[str]:
     return {line.split("'")[1] for line in log.splitlines() if line.startswith("Running stage")}
 
 
+def _tree_digest(repo: Path) -> dict[str, str]:
+    """SHA-256 of every file a stage wrote (data/ and reports/)."""
+    import hashlib
+
+    return {str(p.relative_to(repo)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for top in ("data", "reports") for p in sorted((repo / top).rglob("*"))
+            if p.is_file() and p.name != "params.ok"}  # the check's own stamp: DVC removes it before rerunning it
+
+
 def _run(cmd, cwd, env):
     result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     assert result.returncode == 0, f"{' '.join(cmd)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
@@ -108,6 +117,20 @@ def test_dvc_repro_smoke(tmp_path):
     assert "Data and pipelines are up to date" in again, again
     status = _run(["dvc", "status"], repo, env)
     assert "up to date" in status, status
+
+    # a bad value fails in `check`, before DVC deletes any stage's outputs: everything built survives, byte for byte
+    before = _tree_digest(repo)
+    good = (repo / "params.yaml").read_text()
+    params = yaml.safe_load(good)
+    params["heads"]["laya"]["tau"] = "abc"
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    bad = subprocess.run(["dvc", "repro"], cwd=repo, env=env, capture_output=True, text=True)
+    assert bad.returncode != 0 and "heads.laya.tau: expected a number, got 'abc'" in bad.stdout + bad.stderr, bad
+    assert _stages_run(bad.stdout) == {"check"}, bad.stdout
+    (repo / "params.yaml").write_text(good)
+    assert _tree_digest(repo) == before
+    healed = _run(["dvc", "repro"], repo, env)  # only the check's stamp was removed: nothing else reruns
+    assert _stages_run(healed) <= {"check"} and (repo / "data" / "params.ok").is_file(), healed
 
     # an ablation of a head's hyper-parameter reruns the train stages only
     exp = _run(["dvc", "exp", "run", "-S", "heads.laya.tau=0.5"], repo, env)

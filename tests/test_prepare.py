@@ -1,11 +1,12 @@
 """The prepared store: seeded stratified split, subset, normalisation stats, atomic writing."""
 
 import importlib
+import os
 
 import numpy as np
 import pytest
 
-from conftest import synthetic_raw
+from conftest import REPO, synthetic_raw
 from laya.config import ConfigError, from_dict
 from laya.data import DataConfig, PreparedData, write_prepared
 from laya.data.prepare import channel_stats
@@ -78,3 +79,24 @@ def test_bad_data_params_are_one_clear_line(values, match):
 def test_missing_prepared_store_says_which_stage(tmp_path):
     with pytest.raises(ConfigError, match="run `dvc repro prepare` first"):
         PreparedData(tmp_path / "nope.zarr")
+
+
+def test_a_killed_runs_temporary_folder_is_removed_by_the_next_run(tmp_path):
+    import subprocess
+
+    from laya.io import atomic_path
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # a pid that no longer runs
+    final = tmp_path / "heads"
+    litter = tmp_path / f".heads.tmp-{dead.pid}"
+    (litter / "laya").mkdir(parents=True)
+    alive = tmp_path / f".heads.tmp-{os.getppid()}"  # a live process's build in progress: left alone
+    alive.mkdir()
+    keep = tmp_path / ".other.tmp-1"  # another output's: not ours to remove
+    keep.mkdir()
+    with atomic_path(final) as tmp:
+        tmp.mkdir()
+    assert final.is_dir() and not litter.exists() and keep.exists() and alive.exists()
+    ignored = subprocess.run(["git", "check-ignore", "-q", "data/heads/.mlp.tmp-123"], cwd=REPO)
+    assert ignored.returncode == 0  # git ignores what a killed run leaves

@@ -157,3 +157,46 @@ def test_train_stage_bad_input_is_one_line(tmp_path, store_path, sha, params, ma
     assert done.returncode == 2
     assert match in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "heads").exists() and not (tmp_path / "m.json").exists()
+
+
+def test_a_damaged_cache_chunk_is_one_line_naming_store_array_and_fix(tmp_path):
+    path = write_feature_store(tmp_path / "toy.zarr")
+    shard = next(p for p in sorted((path / "train" / "layers" / "layer1").rglob("*")) if p.is_file()
+                 and p.name != "zarr.json")
+    shard.write_bytes(shard.read_bytes()[: shard.stat().st_size // 2])  # a truncated shard
+    store = FeatureStore.open(path)
+    with pytest.raises(ConfigError, match=r"toy.zarr: array 'train/layers/layer1' is damaged .*`dvc checkout .*"
+                                          r"`dvc repro -f extract@toy`") as err:
+        list(store.batches("train", 64))
+    assert "\n" not in str(err.value)
+
+
+def test_a_stage_whose_parent_is_killed_exits_and_leaves_no_temporary_output(tmp_path, store_path):
+    import os
+    import signal
+    import time
+
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(
+        {"device": "cpu", "heads": {"names": ["laya"]}, "train": {"seeds": [0], "epochs": 100000, "patience": 100000}}))
+    (tmp_path / "backbone").mkdir()
+    replace(tiny_card("mlp", "d" * 64, name="toy"), weights_sha256="b" * 64).save(tmp_path / "backbone")
+    stage = [sys.executable, "pipeline/train.py", "--params", str(tmp_path / "params.yaml"), "--name", "toy",
+             "--features", str(store_path), "--backbone", str(tmp_path / "backbone"), "--out",
+             str(tmp_path / "heads"), "--metrics", str(tmp_path / "m.json"), "--curves", str(tmp_path / "c")]
+    parent = subprocess.Popen([sys.executable, "-c", "import subprocess, sys; child = subprocess.Popen(sys.argv[1:]); "
+                               "print(child.pid, flush=True); child.wait()", *stage],
+                              cwd=REPO, stdout=subprocess.PIPE, text=True)
+    child = int(parent.stdout.readline())
+    deadline = time.time() + 60
+    while not list(tmp_path.glob(".heads.tmp-*")) and time.time() < deadline:  # training has started
+        time.sleep(0.1)
+    assert list(tmp_path.glob(".heads.tmp-*")), "the stage never started writing"
+    os.kill(parent.pid, signal.SIGKILL)  # like `kill -9` of `dvc repro`
+    parent.wait()
+    for _ in range(100):
+        if not os.path.exists(f"/proc/{child}") or open(f"/proc/{child}/stat").read().split()[2] == "Z":
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("the stage kept running after its parent was killed")
+    assert not list(tmp_path.glob(".heads.tmp-*")) and not (tmp_path / "heads").exists()

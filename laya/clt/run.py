@@ -18,6 +18,7 @@ from laya.clt.metrics import reconstruction_metrics
 from laya.clt.model import CrossLayerTranscoder
 from laya.clt.replace import ReplacedViT, Replacement
 from laya.clt.tokens import TOKEN_POSITIONS, Tokens, load_tokens
+from laya.config import ConfigError
 from laya.data import PreparedData
 from laya.images import Preprocess, accuracy
 from laya.store import FeatureStore
@@ -100,12 +101,15 @@ def replacement_accuracies(model: CrossLayerTranscoder, cache: ViTCache, replace
 def frontier_configs(base: CLTConfig, activations: list[str], ks: list[int], sparsities: list[float],
                      epochs: int, max_images: int | None) -> list[CLTConfig]:
     """The sweep: every TopK variant × k, JumpReLU × λ; everything else as in `base`."""
+    too_big = [k for k in ks if k > base.dict_size] if any(a != "jumprelu" for a in activations) else []
+    if too_big:
+        raise ConfigError(f"clt_frontier.ks: {too_big} exceed clt.dict_size ({base.dict_size}), so TopK could not keep "
+                          f"that many features; use k ≤ {base.dict_size} or raise clt.dict_size.")
     configs = []
     for name in activations:
         if name == "jumprelu":
             configs += [replace(base, activation=name, sparsity=s, epochs=epochs, max_images=max_images)
                         for s in sparsities]
         else:
-            configs += [replace(base, activation=name, k=min(k, base.dict_size), epochs=epochs, max_images=max_images)
-                        for k in ks]
+            configs += [replace(base, activation=name, k=k, epochs=epochs, max_images=max_images) for k in ks]
     return configs

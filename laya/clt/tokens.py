@@ -61,7 +61,7 @@ def _read(store: FeatureStore, split: str, name: str, rows: int | None) -> np.nd
     plan = ShardPlan(array.shape[0] if rows is None else min(rows, array.shape[0]), store.info.shard_size)
     out = np.empty((plan.num_rows, *array.shape[1:]), dtype=np.float16)
     for shard in plan:
-        out[plan.slice(shard)] = array[plan.slice(shard)]
+        out[plan.slice(shard)] = store.read(array, plan.slice(shard))
     return out.reshape(-1, *array.shape[-2:])
 
 

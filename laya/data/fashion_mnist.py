@@ -69,12 +69,18 @@ def verified_bytes(name: str, path: Path, verify: bool = True) -> bytes:
     """Decompressed bytes of one Fashion-MNIST file, checked against the known size and SHA-256."""
     data = read_idx_file(path)
     want_sha, want_size = FILES[name]
-    if verify and (len(data) != want_size or sha256_bytes(data) != want_sha):
-        raise ConfigError(
-            f"{path}: does not match Fashion-MNIST's {name} (decompressed size {len(data)} vs {want_size}, "
-            f"or SHA-256 differs); the file is corrupt or a different dataset — delete it and reinstall "
-            f"`dataset-fashion-mnist` or point data.root at a good copy."
-        )
+    if not verify:
+        return data
+    if len(data) != want_size:
+        failed = f"decompressed size {len(data)} bytes, expected {want_size}"
+    elif (digest := sha256_bytes(data)) != want_sha:
+        failed = f"size right but SHA-256 {digest[:12]}… differs from {want_sha[:12]}…"
+    else:
+        return data
+    raise ConfigError(
+        f"{path}: does not match Fashion-MNIST's {name} ({failed}); the file is corrupt or a different dataset "
+        f"— delete it and reinstall `dataset-fashion-mnist` or point data.root at a good copy."
+    )
     return data
 
 

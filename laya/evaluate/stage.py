@@ -104,8 +104,10 @@ def write_outcome(out: Outcome, backbone: str, cfg: EvaluateConfig, metrics_path
             plots.correct_vs_wrong_heatmaps(patterns, f"{backbone}: mean α of {head} by true class",
                                             tmp / "alpha_by_class_correct_vs_wrong.png")
         scores = {key: flat_pairs(out.scores[key]) for key in ("faithfulness", "deletion_at_1")}
+        spread = {key: flat_pairs(out.scores[f"{key}_std"]) for key in ("faithfulness", "deletion_at_1")}
         plots.method_scores(scores, f"{backbone}: attribution methods vs leave-one-layer-out ({cfg.ablation}, "
                             f"mean of {len(cfg.seeds)} seeds)", tmp / "methods.png",
-                            highlight=[pair_label(p) for p in cfg.pairs if p[0] == INTRINSIC])
+                            highlight=[pair_label(p) for p in cfg.pairs if p[0] == INTRINSIC], spread=spread,
+                            seeds=len(cfg.seeds))
         plots.deletion_curves(patterns, f"{backbone}: deletion curves", tmp / "deletion_curves.png")
         plots.agreement_matrix(patterns, f"{backbone}: method agreement", tmp / "agreement.png")
