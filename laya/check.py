@@ -13,7 +13,7 @@ from typing import Any
 from laya.backbones.config import BackboneConfig
 from laya.clt.config import CLTConfig, FrontierConfig
 from laya.clt.run import frontier_configs
-from laya.config import ConfigError, from_dict, section
+from laya.config import SECTIONS, ConfigError, from_dict, section
 from laya.data.config import DataConfig
 from laya.evaluate.config import EvaluateConfig
 from laya.extract.config import ExtractConfig
@@ -36,15 +36,11 @@ def check_params(params: dict[str, Any], where: str = "params.yaml") -> list[str
         from_dict(BackboneConfig, section(params, f"backbones.{name}", where), f"backbones.{name}")
     from_dict(ExtractConfig, section(params, "extract", where), "extract")
     HeadsConfig.parse(section(params, "heads", where))
-    train = from_dict(TrainConfig, section(params, "train", where), "train")
-    unknown = sorted(set(train.overrides) - set(backbones))
-    if unknown:
-        raise ConfigError(f"train.overrides: {unknown} not in params `backbones` {sorted(backbones)}; rename or "
-                          f"remove them.")
+    from_dict(TrainConfig, section(params, "train", where), "train").check_overrides(backbones)
     from_dict(EvaluateConfig, section(params, "evaluate", where), "evaluate")
     clt = from_dict(CLTConfig, section(params, "clt", where), "clt")
     if clt.backbone not in backbones:
         raise ConfigError(f"clt.backbone: {clt.backbone!r} is not in params `backbones` {sorted(backbones)}.")
     sweep = from_dict(FrontierConfig, section(params, "clt_frontier", where), "clt_frontier")
     frontier_configs(clt, sweep.activations, sweep.ks, sweep.sparsities, sweep.epochs, sweep.max_images)
-    return ["device", "data", "backbones", "extract", "heads", "train", "evaluate", "clt", "clt_frontier"]
+    return list(SECTIONS)

@@ -82,9 +82,7 @@ class FeatureStore:
         the array and the fix."""
         try:
             return array[rows]
-        except (ValueError, OSError, RuntimeError) as err:
-            if isinstance(err, OSError) and err.errno is not None and not isinstance(err, FileNotFoundError):
-                raise
+        except (ValueError, RuntimeError) as err:  # zarr: bad checksum, truncated shard
             raise ConfigError(f"{self.path}: array '{array.path}' is damaged ({str(err).splitlines()[0][:80]}); "
                               f"restore it with `dvc checkout {self.path}` or rebuild it with "
                               f"`dvc repro -f extract@{self.info.backbone}`.") from None

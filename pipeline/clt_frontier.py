@@ -54,12 +54,12 @@ def main() -> None:
                  "sparsity": cfg.sparsity if cfg.activation == "jumprelu" else None}
         for kind, m in scores.items():
             point.update({f"{kind}_{name}": round(m[name], 6) for name in ("r2", "cosine", "l0", "dead_fraction")})
-        point["cls_replaced_accuracy"] = replaced_accuracy(cache, model, Replacement("cls"), device)
+        point["cls_replaced_accuracy"] = replaced_accuracy(cache, device, model, Replacement("cls"))
         points.append(point)
         print(f"  {label(point):18s} CLS R² {point['cls_r2']:.4f} L0 {point['cls_l0']:5.1f} | patch R² "
               f"{point['patch_r2']:.4f} L0 {point['patch_l0']:5.1f} | CLS-replaced accuracy "
               f"{point['cls_replaced_accuracy']:.4f}", flush=True)
-    original = replaced_accuracy(cache, model, None, device)
+    original = replaced_accuracy(cache, device)
     write_json(args.metrics, {"original_accuracy": original, **{label(p): {k: v for k, v in p.items()
                                                                           if k not in ("activation", "k", "sparsity")}
                                                                 for p in points}})

@@ -13,7 +13,7 @@ import time
 
 from laya.backbones import BackboneCard
 from laya.cli import parser, run
-from laya.config import ConfigError, from_dict, load_params, section
+from laya.config import from_dict, load_params, section
 from laya.device import device_from_params
 from laya.io import write_json
 from laya.store import FeatureStore
@@ -32,10 +32,7 @@ def main() -> None:
     params = load_params(args.params)
     heads = HeadsConfig.parse(section(params, "heads"))
     cfg = from_dict(TrainConfig, section(params, "train"), "train")
-    backbones = sorted(params.get("backbones") or {})
-    unknown = sorted(set(cfg.overrides) - set(backbones))
-    if unknown:
-        raise ConfigError(f"train.overrides: {unknown} not in params `backbones` {backbones}; rename or remove them.")
+    cfg.check_overrides(params.get("backbones") or {})
     cfg = cfg.for_backbone(args.name)
     store = FeatureStore.open(args.features)
     store.check_built_from(BackboneCard.load(args.backbone))

@@ -72,9 +72,9 @@ def contributions(model: CrossLayerTranscoder, tests: dict[str, Tokens],
             for kind, tokens in tests.items()}
 
 
-def replaced_accuracy(cache: ViTCache, model: CrossLayerTranscoder, plan: Replacement | None,
-                      device: torch.device | str = "cpu") -> float:
-    """Test accuracy of the cached ViT, with its MLP outputs replaced by the CLT's as `plan` says (None: as is)."""
+def replaced_accuracy(cache: ViTCache, device: torch.device | str = "cpu", model: CrossLayerTranscoder | None = None,
+                      plan: Replacement | None = None) -> float:
+    """Test accuracy of the cached ViT: as is, or with its MLP outputs replaced by `model`'s as `plan` says."""
     vit, preprocess = cache.vit.to(device).eval(), cache.preprocess.to(device)
     predict = vit if plan is None else ReplacedViT(vit, model.to(device), plan).logits
     return accuracy(predict, cache.images, cache.labels, preprocess, batch_size=1000, device=device)
@@ -86,10 +86,10 @@ def replacement_accuracies(model: CrossLayerTranscoder, cache: ViTCache, replace
     layers = model.num_layers
 
     def run(plan: Replacement) -> float:
-        return replaced_accuracy(cache, model, plan, device)
+        return replaced_accuracy(cache, device, model, plan)
 
     return {
-        "original": replaced_accuracy(cache, model, None, device),
+        "original": replaced_accuracy(cache, device),
         "cls": run(Replacement("cls")),
         "patch": run(Replacement("patch")),
         "patch_from_layer": run(Replacement("patch", from_layer=replace_from)),

@@ -81,6 +81,13 @@ class TrainConfig:
                     "a mapping of train keys (other than overrides)")
             from_dict(TrainConfig, changes, f"{key}.overrides.{name}")
 
+    def check_overrides(self, backbones) -> None:
+        """Every train.overrides key must name a backbone of params `backbones`."""
+        unknown = sorted(set(self.overrides) - set(backbones))
+        if unknown:
+            raise ConfigError(f"train.overrides: {unknown} not in params `backbones` {sorted(backbones)}; rename or "
+                              f"remove them.")
+
     def for_backbone(self, name: str) -> TrainConfig:
         """The section with train.overrides.<name> applied: the recipe for that backbone's heads."""
         keys = self.overrides.get(name) or {}
