@@ -5,10 +5,11 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 FMNIST := /usr/share/datasets/fashion-mnist
+VEGA   := build/vega/plots.html
 
 .PHONY: setup repro test bench lint
 
-setup: $(STAMP) data-source
+setup: $(STAMP) data-source browser $(VEGA)
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,6 +27,21 @@ data-source:
 	else \
 	  echo "setup: $(FMNIST) is missing and apt is not usable as root; prepare will use params data.root,"; \
 	  echo "       else download Fashion-MNIST from its official location (needs network)."; \
+	fi
+
+# `dvc plots show` offline: Vega inline in the page template .dvc/config names (from the npm registry, pinned)
+$(VEGA): laya/vega_offline.py | $(STAMP)
+	$(BIN)/python -m laya.vega_offline --out $@
+
+# Headless Chromium renders the plots page and reports/index.html in the tests (Debian's package)
+.PHONY: browser
+browser:
+	@if command -v chromium >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "setup: installing Debian's chromium (headless page checks in the tests)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	else \
+	  echo "setup: chromium is missing and apt is not usable as root; the page-rendering tests will fail."; \
 	fi
 
 repro: setup

@@ -82,11 +82,3 @@ def run(main: Callable[[], None]) -> None:
             raise
         print(f"error: {explain(err)}", file=sys.stderr)
         sys.exit(1)
-
-
-def human_bytes(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GB"

@@ -45,6 +45,14 @@ def atomic_path(final: str | Path) -> Iterator[Path]:
     """
     final = Path(final)
     final.parent.mkdir(parents=True, exist_ok=True)
+    if final.name.startswith(".") and final.name.endswith(f".tmp-{os.getpid()}"):  # already our temporary path
+        tmp = final                                                                # (inside `staged`): no nesting
+        try:
+            yield tmp
+        except BaseException:
+            _remove(tmp)
+            raise
+        return
     remove_stale(final)
     tmp = final.with_name(f".{final.name}.tmp-{os.getpid()}")
     _remove(tmp)
@@ -54,6 +62,36 @@ def atomic_path(final: str | Path) -> Iterator[Path]:
         _remove(tmp)
         raise
     replace_path(tmp, final)
+
+
+@contextlib.contextmanager
+def staged(*finals: str | Path) -> Iterator[tuple[Path, ...]]:
+    """Build several outputs of one stage together: yields a temporary sibling path per final path and moves
+    them into place only after the block has written all of them, so a failure anywhere leaves every previous
+    output as it was (never new heads beside old metrics)."""
+    with contextlib.ExitStack() as stack:
+        yield tuple(stack.enter_context(atomic_path(final)) for final in finals)
+
+
+def require_free_space(folder: str | Path, needed: int, what: str, fix: str) -> None:
+    """Refuse, before long work, when the file system holding `folder` has less than `needed` bytes free."""
+    from laya.config import ConfigError
+
+    folder = Path(folder)
+    probe = next((p for p in (folder, *folder.parents) if p.exists()), Path("."))
+    free = shutil.disk_usage(probe).free
+    if free < needed:
+        raise ConfigError(f"{folder}: {what} needs about {human_bytes(needed)} free, only {human_bytes(free)} "
+                          f"is available there; {fix}.")
+
+
+def human_bytes(n: float) -> str:
+    """1536 → '1.5 KB' (binary units)."""
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GB"
 
 
 def _alive(pid: int) -> bool:

@@ -1,7 +1,7 @@
 """Stage `backbone@<name>`: train a backbone once with a linear classifier, then freeze it.
 
     python pipeline/backbone.py --name mlp --data data/prepared/fashion_mnist.zarr \
-        --out data/backbones/mlp --metrics reports/metrics/backbone_mlp.json
+        --out data/backbones/mlp --metrics reports/details/backbone_mlp.json
 
 Reads params `backbones.<name>` and `device`. Writes model.safetensors + config.json (the backbone card: the
 params used, the training history, the weights' SHA-256 — nothing that varies from run to run, so a rebuild is
@@ -15,7 +15,7 @@ from laya.cli import parser, run
 from laya.config import from_dict, load_params, section
 from laya.data import PreparedData
 from laya.device import device_from_params
-from laya.io import write_json
+from laya.io import staged, write_json
 
 
 def main() -> None:
@@ -30,10 +30,11 @@ def main() -> None:
     cfg = from_dict(BackboneConfig, section(params, key), key)
     started = time.perf_counter()
     model, card = create_backbone(args.name, cfg, PreparedData(args.data), device_from_params(params), key)
-    save_backbone(args.out, model, card)
-    write_json(args.metrics, {"test_accuracy": round(card.test_accuracy, 6),
-                              "val_accuracy": round(card.val_accuracy, 6), "best_epoch": card.best_epoch,
-                              "parameters": card.parameters})
+    with staged(args.out, args.metrics) as (out, metrics):
+        save_backbone(out, model, card)
+        write_json(metrics, {"test_accuracy": round(card.test_accuracy, 6),
+                             "val_accuracy": round(card.val_accuracy, 6), "best_epoch": card.best_epoch,
+                             "parameters": card.parameters})
     print(f"backbone@{args.name}: wrote {args.out} ({card.parameters:,} params) test accuracy "
           f"{card.test_accuracy:.4f} (best epoch {card.best_epoch}) in {time.perf_counter() - started:.0f}s")
 

@@ -2,7 +2,7 @@
 (CLS and patch tokens), run the ViT with MLP outputs replaced by the CLT, and map which layers build which.
 
     python pipeline/clt.py --features data/features/vit.zarr --backbone data/backbones/vit \
-        --data data/prepared/fashion_mnist.zarr --out data/clt --metrics reports/metrics/clt.json \
+        --data data/prepared/fashion_mnist.zarr --out data/clt --metrics reports/details/clt.json \
         --details reports/clt/details.json --figures reports/figures/clt
 
 Reads params `clt` and `device`. Training reads the feature cache only; the replacement runs the frozen ViT on
@@ -18,7 +18,7 @@ from laya.clt import CLTConfig, save_clt
 from laya.clt.run import ViTCache, contributions, reconstruction, replacement_accuracies, test_tokens, train_clt
 from laya.config import ConfigError, from_dict, load_params, section
 from laya.device import device_from_params
-from laya.io import atomic_path, write_json
+from laya.io import staged, write_json
 
 
 def per_layer(scores: dict, layers: list[str]) -> dict:
@@ -34,7 +34,7 @@ def main() -> None:
     p.add_argument("--backbone", required=True, help="the frozen ViT's folder (for the replacement runs)")
     p.add_argument("--data", required=True, help="prepared dataset (test images for the replacement runs)")
     p.add_argument("--out", required=True, help="folder for the trained CLT (safetensors + config.json)")
-    p.add_argument("--metrics", required=True, help="DVC metrics JSON to write")
+    p.add_argument("--metrics", required=True, help="detail metrics JSON (the report derives the headline)")
     p.add_argument("--details", required=True, help="JSON of contribution matrices and the training curve")
     p.add_argument("--figures", required=True, help="folder for the PNG figures")
     args = p.parse_args()
@@ -56,11 +56,11 @@ def main() -> None:
     shares = contributions(model, tests, device)
     metrics = {kind: per_layer(s, store.layers) for kind, s in scores.items()}
     metrics["replacement"] = {**replaced, "replace_from": cfg.replace_from}
-    save_clt(model, args.out, layers=store.layers, cache_fingerprint=store.fingerprint.hash, history=history)
-    write_json(args.metrics, metrics)
-    write_json(args.details, {"layers": store.layers, "contributions": shares, "history": history,
-                              "params": asdict(cfg)})
-    with atomic_path(args.figures) as tmp:
+    with staged(args.out, args.metrics, args.details, args.figures) as (out, metrics_path, details, tmp):
+        save_clt(model, out, layers=store.layers, cache_fingerprint=store.fingerprint.hash, history=history)
+        write_json(metrics_path, metrics)
+        write_json(details, {"layers": store.layers, "contributions": shares, "history": history,
+                             "params": asdict(cfg)})
         tmp.mkdir(parents=True)
         for kind in tests:
             plots.contribution_heatmap(shares[kind], store.layers, f"CLT ({cfg.activation}): share of block j's MLP "

@@ -2,7 +2,7 @@
 JumpReLU × λ, CLS and patch tokens, plus the ViT's test accuracy with its CLS MLP outputs replaced by each CLT.
 
     python pipeline/clt_frontier.py --features data/features/vit.zarr --backbone data/backbones/vit \
-        --data data/prepared/fashion_mnist.zarr --metrics reports/metrics/clt_frontier.json \
+        --data data/prepared/fashion_mnist.zarr --metrics reports/details/clt_frontier.json \
         --table reports/clt/frontier.csv --figure reports/figures/clt_frontier.png
 
 Reads params `clt_frontier` and the shared settings of `clt` (tokens, dict_size, lr, batch size, seed, …).
@@ -19,7 +19,7 @@ from laya.clt.replace import Replacement
 from laya.clt.run import ViTCache, frontier_configs, reconstruction, replaced_accuracy, test_tokens, train_clt
 from laya.config import from_dict, load_params, section
 from laya.device import device_from_params
-from laya.io import atomic_path, write_json
+from laya.io import staged, write_json
 
 
 def label(point: dict) -> str:
@@ -31,8 +31,8 @@ def main() -> None:
     p.add_argument("--features", required=True, help="the ViT's feature store, built with extract.mlp_io: true")
     p.add_argument("--backbone", required=True, help="the frozen ViT's folder")
     p.add_argument("--data", required=True, help="prepared dataset (test images)")
-    p.add_argument("--metrics", required=True, help="DVC metrics JSON to write")
-    p.add_argument("--table", required=True, help="CSV of the sweep (a DVC plot)")
+    p.add_argument("--metrics", required=True, help="detail metrics JSON (the report derives the headline)")
+    p.add_argument("--table", required=True, help="CSV of the sweep")
     p.add_argument("--figure", required=True, help="PNG of R² vs L0")
     args = p.parse_args()
     params = load_params(args.params)
@@ -60,14 +60,13 @@ def main() -> None:
               f"{point['patch_r2']:.4f} L0 {point['patch_l0']:5.1f} | CLS-replaced accuracy "
               f"{point['cls_replaced_accuracy']:.4f}", flush=True)
     original = replaced_accuracy(cache, device)
-    write_json(args.metrics, {"original_accuracy": original, **{label(p): {k: v for k, v in p.items()
-                                                                          if k not in ("activation", "k", "sparsity")}
-                                                                for p in points}})
-    with atomic_path(args.table) as tmp:
-        pd.DataFrame(points).to_csv(tmp, index=False)
-    with atomic_path(args.figure) as tmp:
+    with staged(args.metrics, args.table, args.figure) as (metrics, table, figure):
+        write_json(metrics, {"original_accuracy": original, **{label(p): {k: v for k, v in p.items()
+                                                                        if k not in ("activation", "k", "sparsity")}
+                                                              for p in points}})
+        pd.DataFrame(points).to_csv(table, index=False)
         plots.clt_frontier(points, f"CLT reconstruction vs sparsity ({base.tokens} training tokens, "
-                           f"{base.dict_size} features/layer, {sweep.epochs} epochs)", tmp)
+                           f"{base.dict_size} features/layer, {sweep.epochs} epochs)", figure)
     print(f"clt_frontier: wrote {args.metrics}, {args.table}, {args.figure} in {time.perf_counter() - started:.0f}s")
 
 

@@ -2,7 +2,7 @@
 the test split, write WIA-AI-009 explanations and figures. Reads the feature cache and the trained heads only.
 
     python pipeline/evaluate.py --name mlp --features data/features/mlp.zarr --heads data/heads/mlp \
-        --metrics reports/metrics/evaluate_mlp.json --patterns reports/depth/mlp.json \
+        --metrics reports/details/evaluate_mlp.json --patterns reports/depth/mlp.json \
         --explanations reports/explanations/mlp.jsonl --figures reports/figures/mlp \
         --timings reports/timings/evaluate_mlp.json
 
@@ -26,7 +26,7 @@ def main() -> None:
     p.add_argument("--name", required=True, help="backbone name, a key of params `backbones`")
     p.add_argument("--features", required=True, help="feature store (output of `extract@<name>`)")
     p.add_argument("--heads", required=True, help="trained heads folder (output of `train@<name>`)")
-    p.add_argument("--metrics", required=True, help="DVC metrics JSON to write")
+    p.add_argument("--metrics", required=True, help="detail metrics JSON (the report derives the headline)")
     p.add_argument("--patterns", required=True, help="JSON of depth patterns (class × layer α, agreement, curves)")
     p.add_argument("--explanations", required=True, help="JSONL of WIA-AI-009 explanations to write")
     p.add_argument("--figures", required=True, help="folder for the PNG figures")

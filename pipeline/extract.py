@@ -3,18 +3,20 @@
     python pipeline/extract.py --name vit --data data/prepared/fashion_mnist.zarr \
         --backbone data/backbones/vit --out data/features/vit.zarr
 
-Reads params `extract` and `device`. Resumable: kill it at any moment and run it again; it continues from
+Reads params `extract`, `clt.backbone` (whose cache gets the MLP inputs/outputs when
+`extract.mlp_io: auto`) and `device`. Resumable: kill it at any moment and run it again; it continues from
 the completed shards kept in <out's folder>/.partial/ and the final store is bit-identical.
 """
 
 from pathlib import Path
 
 from laya.backbones import load_backbone
-from laya.cli import human_bytes, parser, run
+from laya.cli import parser, run
 from laya.config import ConfigError, from_dict, load_params, section
 from laya.data import PreparedData
 from laya.device import device_from_params
 from laya.extract import ExtractConfig, extract_features
+from laya.io import human_bytes
 
 
 def main() -> None:
@@ -26,7 +28,8 @@ def main() -> None:
     p.add_argument("--work-dir", default=None, help="where the store is built (default: <out folder>/.partial)")
     args = p.parse_args()
     params = load_params(args.params)
-    cfg = from_dict(ExtractConfig, section(params, "extract"), "extract")
+    clt_backbone = (params.get("clt") or {}).get("backbone")
+    cfg = from_dict(ExtractConfig, section(params, "extract"), "extract").for_backbone(args.name, clt_backbone)
     data = PreparedData(args.data)
     model, card = load_backbone(args.backbone)
     if card.data_sha256 != data.attrs["data_sha256"]:

@@ -9,9 +9,10 @@ test split; the store appears under --out only when complete.
 import time
 from pathlib import Path
 
-from laya.cli import human_bytes, parser, run
+from laya.cli import parser, run
 from laya.config import from_dict, load_params, section
 from laya.data import DataConfig, prepare
+from laya.io import human_bytes
 
 
 def main() -> None:

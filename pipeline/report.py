@@ -1,55 +1,62 @@
-"""Stage `report`: render reports/report.md (tables) from every stage's metrics JSON.
+"""Stage `report`: everything a person reads, derived from the stages' detail files.
 
-    python pipeline/report.py --data data/prepared/fashion_mnist.zarr \
-        --backbone-metrics mlp=reports/metrics/backbone_mlp.json … --train-metrics mlp=reports/metrics/mlp.json … \
-        --evaluate-metrics mlp=reports/metrics/evaluate_mlp.json … --clt-metrics reports/metrics/clt.json \
-        --frontier-metrics reports/metrics/clt_frontier.json --out reports/report.md
+    python pipeline/report.py --details reports/details \
+        --curves reports/curves --figures reports/figures --metrics reports/metrics --plots reports/plots \
+        --markdown reports/report.md --html reports/index.html
 
-Every input file is named on the command line (`<backbone>=<path>`, columns in that order); the dataset's name
-comes from the prepared store. Reads params `heads.names` and `evaluate.methods` (row order).
+Writes the headline metrics (--metrics/<backbone>.json and clt.json: what `dvc exp show` shows), the data behind
+dvc.yaml's top-level plots (--plots), the tables as Markdown and as one self-contained HTML page with every
+figure inline. Reads params `data.name` (headings), `backbones` (which, in which order), `heads.names` and
+`evaluate.methods` (row order). All outputs are replaced together or not at all.
 """
 
 from pathlib import Path
 
 from laya.cli import parser, run
-from laya.config import ConfigError, load_params, section
-from laya.data import PreparedData, dataset_title
-from laya.io import atomic_path
-from laya.report import ReportInputs, render
-
-
-def named_paths(values: list[str], flag: str) -> dict[str, Path]:
-    """['mlp=a.json', …] → {'mlp': Path('a.json'), …}."""
-    pairs = [v.split("=", 1) for v in values]
-    bad = [v for v, pair in zip(values, pairs) if len(pair) != 2 or not all(pair)]
-    if bad:
-        raise ConfigError(f"{flag}: expected <backbone>=<path>, got {bad}; e.g. {flag} mlp=reports/metrics/mlp.json.")
-    return {name: Path(path) for name, path in pairs}
+from laya.config import load_params, section
+from laya.data import dataset_title
+from laya.io import staged, write_json
+from laya.report import (
+    ReportInputs,
+    backbone_headline,
+    clt_headline,
+    report_blocks,
+    to_html,
+    to_markdown,
+    write_plot_data,
+)
 
 
 def main() -> None:
     p = parser(__doc__)
-    p.add_argument("--data", required=True, help="prepared store (its dataset name heads the tables)")
-    p.add_argument("--backbone-metrics", nargs="+", required=True, help="<backbone>=<backbone@ metrics JSON>")
-    p.add_argument("--train-metrics", nargs="+", required=True, help="<backbone>=<train@ metrics JSON>")
-    p.add_argument("--evaluate-metrics", nargs="*", default=[], help="<backbone>=<evaluate@ metrics JSON>")
-    p.add_argument("--clt-metrics", default=None, help="the clt stage's metrics JSON")
-    p.add_argument("--frontier-metrics", default=None, help="the clt_frontier stage's metrics JSON")
-    p.add_argument("--out", default="reports/report.md", help="Markdown report to write")
+    p.add_argument("--details", required=True, help="folder of the stages' detail JSON files")
+    p.add_argument("--curves", required=True, help="folder of the train stages' curves (<backbone>/<head>.csv)")
+    p.add_argument("--figures", required=True, help="folder of the evaluate and clt stages' figures")
+    p.add_argument("--metrics", required=True, help="folder for the headline metrics (DVC metrics)")
+    p.add_argument("--plots", required=True, help="folder for the plot data (dvc.yaml's top-level plots)")
+    p.add_argument("--markdown", required=True, help="Markdown report to write")
+    p.add_argument("--html", required=True, help="self-contained HTML report to write")
     args = p.parse_args()
     params = load_params(args.params)
-    methods = section(params, "evaluate").get("methods") or {}  # validated by the evaluate stages; order only
-    inputs = ReportInputs(dataset_title(PreparedData(args.data).attrs["dataset"]),
-                          named_paths(args.backbone_metrics, "--backbone-metrics"),
-                          named_paths(args.train_metrics, "--train-metrics"),
-                          named_paths(args.evaluate_metrics, "--evaluate-metrics"),
-                          Path(args.clt_metrics) if args.clt_metrics else None,
-                          Path(args.frontier_metrics) if args.frontier_metrics else None)
-    pairs = [(method, head) for method, heads in methods.items() for head in heads]
-    text = render(inputs, section(params, "heads").get("names"), pairs)
-    with atomic_path(args.out) as tmp:
-        tmp.write_text(text)
-    print(f"report: wrote {args.out} ({len(inputs.backbones)} backbones)")
+    methods = section(params, "evaluate").get("methods") or {}  # validated by the check stage; order only
+    inputs = ReportInputs(dataset_title(section(params, "data").get("name", "fashion_mnist")),
+                          list(section(params, "backbones")),
+                          Path(args.details), Path(args.curves), Path(args.figures),
+                          list(section(params, "heads").get("names") or []),
+                          [(method, head) for method, heads in methods.items() for head in heads])
+    blocks = report_blocks(inputs)
+    with staged(args.metrics, args.plots, args.markdown, args.html) as (metrics, plots, markdown, page):
+        metrics.mkdir(parents=True)
+        for name in inputs.backbones:
+            write_json(metrics / f"{name}.json", backbone_headline(inputs, name))
+        if (clt := clt_headline(inputs)) is not None:
+            write_json(metrics / "clt.json", clt)
+        plots.mkdir(parents=True)
+        charts = write_plot_data(inputs, plots)
+        markdown.write_text(to_markdown(blocks, Path(args.markdown).parent))
+        page.write_text(to_html(blocks, f"laya report — {inputs.dataset}"))
+    print(f"report: wrote {args.markdown}, {args.html}, {args.metrics}/ ({len(inputs.backbones)} backbones) and "
+          f"{len(charts)} plot data files")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
     python pipeline/train.py --name mlp --features data/features/mlp.zarr \
         --backbone data/backbones/mlp --out data/heads/mlp \
-        --metrics reports/metrics/mlp.json --curves reports/curves/mlp
+        --metrics reports/details/train_mlp.json --curves reports/curves/mlp
 
 Reads params `heads`, `train` (with `train.overrides.<name>` applied) and `device`. Refuses a cache built
 from other backbone weights or data than --backbone's card says.
@@ -15,7 +15,7 @@ from laya.backbones import BackboneCard
 from laya.cli import parser, run
 from laya.config import from_dict, load_params, section
 from laya.device import device_from_params
-from laya.io import write_json
+from laya.io import staged, write_json
 from laya.store import FeatureStore
 from laya.train import HeadsConfig, TrainConfig, summarise, train_heads, write_curves
 
@@ -26,8 +26,8 @@ def main() -> None:
     p.add_argument("--features", required=True, help="feature store (output of `extract@<name>`)")
     p.add_argument("--backbone", required=True, help="the frozen backbone's folder (its card: weights and data hash)")
     p.add_argument("--out", required=True, help="folder for the trained heads, e.g. data/heads/mlp")
-    p.add_argument("--metrics", required=True, help="DVC metrics JSON to write")
-    p.add_argument("--curves", required=True, help="folder for per-head training curves (DVC plots)")
+    p.add_argument("--metrics", required=True, help="JSON of accuracies per head and seed to write")
+    p.add_argument("--curves", required=True, help="folder for per-head training curves, every seed")
     args = p.parse_args()
     params = load_params(args.params)
     heads = HeadsConfig.parse(section(params, "heads"))
@@ -39,10 +39,11 @@ def main() -> None:
     started = time.perf_counter()
     print(f"train@{args.name}: {len(heads.names)} heads × {len(cfg.seeds)} seeds on {store.path} "
           f"({len(store.layers)} layers {store.dims})")
-    results = train_heads(store, heads, cfg, args.out, device_from_params(params))
-    metrics = summarise(results)
-    write_json(args.metrics, metrics)
-    write_curves(results, args.curves)
+    with staged(args.out, args.metrics, args.curves) as (out, metrics_path, curves):  # all three, or none
+        results = train_heads(store, heads, cfg, out, device_from_params(params))
+        metrics = summarise(results)
+        write_json(metrics_path, metrics)
+        write_curves(results, curves)
     table = ", ".join(f"{h} {m['mean']:.4f}±{m['std']:.4f}" for h, m in metrics["accuracy"].items())
     print(f"train@{args.name}: test accuracy {table}; wrote {args.out} in {time.perf_counter() - started:.0f}s")
 

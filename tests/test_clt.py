@@ -211,5 +211,6 @@ def test_a_cache_without_mlp_io_is_refused_with_the_fix(tmp_path):
     from conftest import write_feature_store
 
     store = FeatureStore.open(write_feature_store(tmp_path / "toy.zarr"))
-    with pytest.raises(ConfigError, match=r"toy.zarr: the cache holds no MLP inputs/outputs; set extract.mlp_io"):
+    with pytest.raises(ConfigError, match=r"toy.zarr: the cache holds no MLP inputs/outputs; set clt.backbone: "
+                                          r".* or extract.mlp_io: true"):
         load_tokens(store, "train", "cls")

@@ -32,3 +32,26 @@ def test_stage_deps_cover_its_imports(stage):
     uncovered = [f for f in sorted(_imported_laya_files(script))
                  if not any(f == d or f.startswith(d + "/") for d in deps)]
     assert not uncovered, f"stage {stage}: add {uncovered} to its deps in dvc.yaml"
+
+
+def _outs(spec: dict) -> list[str]:
+    return [next(iter(o)) if isinstance(o, dict) else o
+            for key in ("outs", "metrics", "plots") for o in spec.get(key, [])]
+
+
+def test_the_report_depends_on_every_detail_curve_and_figure_whatever_the_backbones():
+    """Its deps are folders, so outputs of a backbone added in params mark it stale without editing dvc.yaml."""
+    deps = STAGES["report"]["deps"]
+    read = ("reports/details/", "reports/curves/", "reports/figures/")
+    outs = [o for name, stage in STAGES.items() if name != "report" for o in _outs(stage.get("do", stage))
+            if o.startswith(read)]
+    assert len(outs) >= 9
+    assert [o for o in outs if not any(o == d or o.startswith(d.rstrip("/") + "/") for d in deps)] == []
+    assert not any("${key}" in d or "mlp" in d for d in deps)
+
+
+def test_dvc_metrics_are_the_headline_files_only():
+    """Per-seed and per-layer numbers are plain outputs; `dvc exp show` sees the report's headline folder."""
+    declared = [o for stage in STAGES.values() for o in (stage.get("do", stage).get("metrics") or [])]
+    assert [next(iter(o)) if isinstance(o, dict) else o for o in declared] == ["reports/metrics"]
+    assert "metrics" not in yaml.safe_load((REPO / "dvc.yaml").read_text())  # no top-level extra metrics

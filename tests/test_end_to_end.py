@@ -37,6 +37,13 @@ def _copy_repo(dest: Path) -> None:
 
 
 NAMES = ("mlp", "cnn", "vit")
+# the README's `dvc exp show` recipes, run as written (after the two experiments below)
+README_RECIPES = [line[2:] for line in (REPO / "README.md").read_text().splitlines()
+                  if line.startswith("$ dvc exp show")]
+
+
+def _leaves(tree) -> list:
+    return [x for v in tree.values() for x in _leaves(v)] if isinstance(tree, dict) else [tree]
 
 
 def _stages_run(log: str) -> set[str]:
@@ -73,7 +80,7 @@ def test_dvc_repro_smoke(tmp_path):
     _run(["dvc", "repro"], repo, env)
 
     for name in ("mlp", "cnn", "vit"):
-        metrics = read_json(repo / "reports" / "metrics" / f"backbone_{name}.json")
+        metrics = read_json(repo / "reports" / "details" / f"backbone_{name}.json")
         assert 0.0 <= metrics["test_accuracy"] <= 1.0
         store = FeatureStore.open(repo / "data" / "features" / f"{name}.zarr")
         assert [store.num_samples(s) for s in ("train", "val", "test")] == [400, 400, 400]
@@ -85,11 +92,11 @@ def test_dvc_repro_smoke(tmp_path):
     assert vit.array("test", "mlp_out_patch").shape == (400, 4, 6, 64)
 
     for name in ("mlp", "cnn", "vit"):
-        accuracy = read_json(repo / "reports" / "metrics" / f"{name}.json")["accuracy"]
+        accuracy = read_json(repo / "reports" / "details" / f"train_{name}.json")["accuracy"]
         assert set(accuracy) == {"last", "concat", "scalarmix", "laya"}
         assert all(set(acc["seeds"]) == {"s0"} for acc in accuracy.values())
         assert (repo / "data" / "heads" / name / "laya" / "seed0" / "model.safetensors").is_file()
-        evaluation = read_json(repo / "reports" / "metrics" / f"evaluate_{name}.json")
+        evaluation = read_json(repo / "reports" / "details" / f"evaluate_{name}.json")
         assert evaluation["faithfulness"]["laya"]["loo"] > 0.99
         assert "intrinsic" in evaluation["faithfulness"]["scalarmix"]
         timings = read_json(repo / "reports" / "timings" / f"evaluate_{name}.json")  # a log, not a DVC output
@@ -99,17 +106,26 @@ def test_dvc_repro_smoke(tmp_path):
         for line in payloads:
             validate(json.loads(line))
         assert (repo / "reports" / "figures" / name / "alpha_by_class.png").stat().st_size > 10_000
-    clt = read_json(repo / "reports" / "metrics" / "clt.json")
+    clt = read_json(repo / "reports" / "details" / "clt.json")
     assert clt["cls"]["l0"] <= 8 and clt["patch"]["r2"] <= 1 and set(clt["cls"]["per_layer"]["r2"]) == set(vit.layers)
     assert clt["replacement"]["original"] == pytest.approx(
-        read_json(repo / "reports" / "metrics" / "backbone_vit.json")["test_accuracy"], abs=1e-9)
+        read_json(repo / "reports" / "details" / "backbone_vit.json")["test_accuracy"], abs=1e-9)
     assert (repo / "data" / "clt" / "model.safetensors").is_file()
     assert (repo / "reports" / "figures" / "clt" / "contributions_patch.png").stat().st_size > 10_000
-    frontier = read_json(repo / "reports" / "metrics" / "clt_frontier.json")
+    frontier = read_json(repo / "reports" / "details" / "clt_frontier.json")
     assert {"relu_topk_k4", "abs_topk_k16", "jumprelu_l0.01"} <= set(frontier)
     report = (repo / "reports" / "report.md").read_text()
     assert "| laya |" in report and "| laya | ig |" in report and "| relu_topk_k16 |" in report
     assert "(Fashion-MNIST test split)" in report
+    assert "](figures/vit/methods.png)" in report and (repo / "reports" / "index.html").stat().st_size > 100_000
+    headline = read_json(repo / "reports" / "metrics" / "mlp.json")["mlp"]
+    train = read_json(repo / "reports" / "details" / "train_mlp.json")["accuracy"]
+    assert headline["acc"] == {head: train[head]["mean"] for head in ("last", "concat", "scalarmix", "laya")}
+    shown = json.loads(_run(["dvc", "metrics", "show", "--json"], repo, env))
+    numbers = sum(len(_leaves(f["data"])) for rev in shown.values() for f in rev["data"].values())
+    assert 30 <= numbers <= 80, numbers  # the headline: a few dozen numbers, not every seed and layer
+    assert sorted(p.name for p in (repo / "reports" / "plots").rglob("*.csv")) == sorted(
+        [f"{n}.csv" for n in NAMES] * 3 + ["frontier.csv"])
     card = read_json(repo / "data" / "backbones" / "mlp" / "config.json")
     assert card["kind"] == "backbone" and "seconds" not in json.dumps(card)  # nothing that varies run to run
 
@@ -118,8 +134,26 @@ def test_dvc_repro_smoke(tmp_path):
     status = _run(["dvc", "status"], repo, env)
     assert "up to date" in status, status
 
-    # a bad value fails in `check`, before DVC deletes any stage's outputs: everything built survives, byte for byte
+    git_commit = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm"]
+    _run(["git", "add", "-A"], repo, env)
+    _run([*git_commit, "baseline results"], repo, env)
+
+    # a failure at run time (a damaged cache shard) comes after DVC has deleted the stage's outputs; the README's
+    # one command restores every output, byte for byte (the shard too: DVC's cache holds the good copy)
     before = _tree_digest(repo)
+    shard = next(p for p in sorted((repo / "data" / "features" / "mlp.zarr" / "train" / "layers").rglob("*"))
+                 if p.is_file() and p.name != "zarr.json")
+    damaged = shard.read_bytes()[: shard.stat().st_size // 2]
+    shard.unlink()  # a new file: never write through a link into DVC's cache
+    shard.write_bytes(damaged)
+    failed = subprocess.run(["dvc", "repro", "-s", "train@mlp"], cwd=repo, env=env, capture_output=True, text=True)
+    assert failed.returncode != 0 and "is damaged" in failed.stdout + failed.stderr, failed
+    assert _tree_digest(repo) != before
+    _run(["bash", "-c", "git checkout -- reports && dvc checkout --force"], repo, env)
+    assert _tree_digest(repo) == before
+    assert "up to date" in _run(["dvc", "status"], repo, env)
+
+    # a bad value fails in `check`, before DVC deletes any stage's outputs: everything built survives, byte for byte
     good = (repo / "params.yaml").read_text()
     params = yaml.safe_load(good)
     params["heads"]["laya"]["tau"] = "abc"
@@ -137,15 +171,21 @@ def test_dvc_repro_smoke(tmp_path):
     assert _stages_run(exp) == {f"{stage}@{name}" for stage in ("train", "evaluate") for name in NAMES} | {
         "check", "report"}
     assert read_json(repo / "data" / "heads" / "mlp" / "laya" / "seed0" / "config.json")["params"]["tau"] == 0.5
-    diff = _run(["dvc", "metrics", "diff", "--all"], repo, env)
-    assert "reports/metrics/mlp.json" in diff and "accuracy.laya.mean" in diff, diff
+    diff = _run(["dvc", "metrics", "diff"], repo, env)
+    assert "reports/metrics/mlp.json" in diff and "mlp.acc.laya" in diff and "seeds" not in diff, diff
 
     # the ablation kind of the evaluation reruns the evaluate stages only; the CLT's activation only `clt`
     # (both in one experiment to keep the smoke run short: neither reruns extraction, training or the frontier)
     exp = _run(["dvc", "exp", "run", "-S", "evaluate.ablation=zero", "-S", "clt.activation=abs_topk"], repo, env)
     assert _stages_run(exp) == {f"evaluate@{name}" for name in NAMES} | {"check", "clt", "report"}, exp
-    diff = _run(["dvc", "metrics", "diff", "--all"], repo, env)
-    assert "faithfulness.laya" in diff and "reports/metrics/clt.json" in diff and "cls.r2" in diff, diff
+    diff = _run(["dvc", "metrics", "diff", "--targets", "reports/metrics/mlp.json", "reports/metrics/clt.json"],
+                repo, env)
+    assert "mlp.faith.laya.intrinsic" in diff and "clt.r2.cls" in diff, diff
+    assert len(README_RECIPES) >= 3
+    for recipe in README_RECIPES:  # the README's comparison commands, as printed there, fit 120 columns
+        shown = _run(["bash", "-c", recipe], repo, {**env, "COLUMNS": "120"})
+        lines = shown.splitlines()
+        assert lines and max(map(len, lines)) <= 120 and "…" not in shown and "workspace" in shown, (recipe, shown)
 
     # a typo'd section that no stage reads fails `dvc repro` (stage `check`) instead of "up to date"
     params = yaml.safe_load((repo / "params.yaml").read_text())

@@ -1,64 +1,134 @@
-"""The report renders the pipeline's metrics files, numbers unchanged."""
+"""The report renders the stages' detail files, numbers unchanged: tables, headline metrics, plot data, pages."""
 
 import json
 
-from laya.report import ReportInputs, render
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from laya.report import (  # noqa: E402
+    ReportInputs,
+    backbone_headline,
+    clt_headline,
+    report_blocks,
+    to_html,
+    to_markdown,
+    write_plot_data,
+)
+
+KIND = {"r2": 0.98765, "cosine": 0.99, "l0": 16.0, "dead": 12, "dead_fraction": 0.25, "per_layer": {}}
+PAIR = {"laya": {"intrinsic": 0.766, "ig": 0.931}, "concat": {"ig": 0.5}}
 
 
-def _inputs(folder, backbones, dataset="Fashion-MNIST"):
-    return ReportInputs(dataset, {b: folder / f"backbone_{b}.json" for b in backbones},
-                        {b: folder / f"{b}.json" for b in backbones},
-                        {b: folder / f"evaluate_{b}.json" for b in backbones},
-                        folder / "clt.json", folder / "clt_frontier.json")
+def _write(folder, name, payload):
+    (folder / name).write_text(json.dumps(payload))
 
 
-def test_report_tables_come_from_metrics(tmp_path):
-    for name, acc in (("mlp", 0.8875), ("vit", 0.8621)):
-        (tmp_path / f"backbone_{name}.json").write_text(json.dumps(
-            {"test_accuracy": acc, "best_epoch": 3, "parameters": 1234}))
-        (tmp_path / f"{name}.json").write_text(json.dumps({
+def _details(folder, backbones=("mlp", "vit")):
+    for name, acc in zip(backbones, (0.8875, 0.8621)):
+        _write(folder, f"backbone_{name}.json", {"test_accuracy": acc, "best_epoch": 3, "parameters": 1234})
+        _write(folder, f"train_{name}.json", {
             "accuracy": {"last": {"mean": acc, "std": 0.001, "seeds": {"s0": acc}},
                          "laya": {"mean": acc + 0.01, "std": 0.002, "seeds": {"s0": acc + 0.01}}},
-            "macro_f1": {"last": {"mean": 0.5}, "laya": {"mean": 0.6}}}))
-    text = render(_inputs(tmp_path, ["mlp", "vit"]), ["laya", "last"])
+            "macro_f1": {"last": {"mean": 0.5}, "laya": {"mean": 0.6}}})
+    return folder
+
+
+def _evaluate(folder, name="mlp"):
+    _write(folder, f"evaluate_{name}.json", {
+        "faithfulness": PAIR, "faithfulness_std": PAIR, "deletion_at_1": PAIR, "deletion_at_1_std": PAIR,
+        "deletion_auc": PAIR, "faithfulness_undefined": {h: dict.fromkeys(m, 0) for h, m in PAIR.items()},
+        "accuracy": {"laya": 0.9}, "ablated_accuracy": {"laya": {"blocks.0": 0.8}}})
+
+
+def _clt(folder):
+    _write(folder, "clt.json", {"cls": KIND, "patch": {**KIND, "r2": 0.9}, "replacement": {
+        "original": 0.8786, "cls": 0.8789, "patch": 0.8773, "patch_from_layer": 0.8786, "replace_from": 3,
+        "cls_without_top_source": 0.824, "cls_top_sources": {"1": 0.8784, "2": 0.8787}}})
+    point = {"cls_r2": 0.97, "cls_cosine": 0.98, "cls_l0": 16.0, "patch_r2": 0.96, "patch_cosine": 0.97,
+             "patch_l0": 16.0, "cls_replaced_accuracy": 0.879}
+    _write(folder, "clt_frontier.json", {"original_accuracy": 0.8786, "relu_topk_k16": point,
+                                          "jumprelu_l0.001": {**point, "cls_l0": 30.5}})
+
+
+def _markdown(inputs):
+    return to_markdown(report_blocks(inputs), inputs.details)
+
+
+def test_report_tables_come_from_the_details(tmp_path):
+    details = _details(tmp_path)
+    text = _markdown(ReportInputs("Fashion-MNIST", ["mlp", "vit"], details, heads=["laya", "last"]))
     assert "| mlp | 0.8875 | 3 | 1,234 |" in text
     assert "| laya | 0.8975 ± 0.0020 | 0.8721 ± 0.0020 | 0.6000 | 0.6000 |" in text
     assert "over 1 seeds" in text
     assert text.index("| laya |") < text.index("| last |")  # rows in params heads.names order
     assert "(Fashion-MNIST test split)" in text
-    assert "CIFAR-10 test split" in render(_inputs(tmp_path, ["mlp"], "CIFAR-10"))
+    assert "no evaluate metrics yet" in text and "no transcoder metrics yet: run `dvc repro clt`" in text
+    assert "CIFAR-10 test split" in _markdown(ReportInputs("CIFAR-10", ["mlp"], details))
 
 
 def test_report_rows_are_head_method_pairs(tmp_path):
-    for name in ("backbone_mlp", "mlp"):
-        (tmp_path / f"{name}.json").write_text(json.dumps(
-            {"test_accuracy": 0.9, "best_epoch": 1, "parameters": 1} if name.startswith("backbone") else
-            {"accuracy": {"laya": {"mean": 0.9, "std": 0.0, "seeds": {"s0": 0.9}}},
-             "macro_f1": {"laya": {"mean": 0.9}}}))
-    pair = {"laya": {"intrinsic": 0.766, "ig": 0.931}, "concat": {"ig": 0.5}}
-    (tmp_path / "evaluate_mlp.json").write_text(json.dumps({
-        "faithfulness": pair, "faithfulness_std": pair, "deletion_at_1": pair, "deletion_at_1_std": pair,
-        "deletion_auc": pair, "faithfulness_undefined": {h: dict.fromkeys(m, 0) for h, m in pair.items()},
-        "accuracy": {"laya": 0.9}, "ablated_accuracy": {"laya": {"blocks.0": 0.8}}}))
-    text = render(_inputs(tmp_path, ["mlp"]), ["laya"], [("intrinsic", "laya"), ("ig", "laya"), ("ig", "concat")])
+    _evaluate(_details(tmp_path, ["mlp"]))
+    pairs = [("intrinsic", "laya"), ("ig", "laya"), ("ig", "concat")]
+    text = _markdown(ReportInputs("Fashion-MNIST", ["mlp"], tmp_path, heads=["laya"], pairs=pairs))
     assert "| laya | intrinsic | 0.766 ± 0.766 |" in text and "| concat | ig | 0.500 ± 0.500 |" in text
     assert text.index("| laya | intrinsic |") < text.index("| laya | ig |") < text.index("| concat | ig |")
 
 
 def test_report_renders_the_transcoder_tables(tmp_path):
-    (tmp_path / "backbone_vit.json").write_text(json.dumps({"test_accuracy": 0.8, "best_epoch": 1, "parameters": 1}))
-    last = {"mean": 0.8, "std": 0.0, "seeds": {"s0": 0.8}}
-    (tmp_path / "vit.json").write_text(json.dumps({"accuracy": {"last": last}, "macro_f1": {"last": last}}))
-    assert "no transcoder metrics yet: run `dvc repro clt`" in render(_inputs(tmp_path, ["vit"]))
-    kind = {"r2": 0.98765, "cosine": 0.99, "l0": 16.0, "dead": 12, "dead_fraction": 0.25, "per_layer": {}}
-    (tmp_path / "clt.json").write_text(json.dumps({"cls": kind, "patch": {**kind, "r2": 0.9}, "replacement": {
-        "original": 0.8786, "cls": 0.8789, "patch": 0.8773, "patch_from_layer": 0.8786, "replace_from": 3,
-        "cls_without_top_source": 0.824, "cls_top_sources": {"1": 0.8784, "2": 0.8787}}}))
-    point = {"cls_r2": 0.97, "cls_cosine": 0.98, "cls_l0": 16.0, "patch_r2": 0.96, "patch_cosine": 0.97,
-             "patch_l0": 16.0, "cls_replaced_accuracy": 0.879}
-    (tmp_path / "clt_frontier.json").write_text(json.dumps({"original_accuracy": 0.8786, "relu_topk_k16": point}))
-    text = render(_inputs(tmp_path, ["vit"]))
+    _clt(_details(tmp_path, ["vit"]))
+    text = _markdown(ReportInputs("Fashion-MNIST", ["vit"], tmp_path))
     assert "| cls | 0.9877 | 0.9900 | 16.0 | 12 (25.0%) |" in text
-    assert "| | 0.8786 | 0.8789 | 0.8773 | 0.8786 | 0.8240 (−0.0549) |" in text
+    assert "|  | 0.8786 | 0.8789 | 0.8773 | 0.8786 | 0.8240 (−0.0549) |" in text
     assert "k=1 0.8784, k=2 0.8787" in text
     assert "| relu_topk_k16 | 0.9700 | 0.9800 | 16.0 | 0.9600 | 0.9700 | 16.0 | 0.8790 |" in text
+
+
+def test_headline_metrics_are_the_means_named_by_backbone(tmp_path):
+    _evaluate(_details(tmp_path, ["mlp"]))
+    _clt(tmp_path)
+    inputs = ReportInputs("Fashion-MNIST", ["mlp"], tmp_path, heads=["laya", "last"])
+    assert backbone_headline(inputs, "mlp") == {"mlp": {
+        "backbone_acc": 0.8875, "acc": {"laya": 0.8975, "last": 0.8875}, "faith": PAIR, "del1": PAIR}}
+    assert clt_headline(inputs) == {"clt": {"r2": {"cls": 0.98765, "patch": 0.9}, "l0": {"cls": 16.0, "patch": 16.0},
+                                            "acc": {"original": 0.8786, "cls": 0.8789, "patch": 0.8773}}}
+
+
+def test_plot_data_averages_the_seeds_curves_and_lists_every_attribution(tmp_path):
+    details = tmp_path / "details"
+    details.mkdir()
+    _evaluate(_details(details, ["mlp"]))
+    _clt(details)
+    curves = tmp_path / "curves" / "mlp"
+    curves.mkdir(parents=True)
+    (curves / "laya.csv").write_text("seed,epoch,val_acc\n0,1,0.5\n0,2,0.7\n1,1,0.6\n1,2,0.8\n1,3,0.9\n")
+    (curves / "last.csv").write_text("seed,epoch,val_acc\n0,1,0.4\n")
+    inputs = ReportInputs("Fashion-MNIST", ["mlp"], details, tmp_path / "curves", heads=["laya", "last"],
+                          pairs=[("ig", "laya"), ("intrinsic", "laya")])
+    written = write_plot_data(inputs, tmp_path / "plots")
+    assert sorted(p.relative_to(tmp_path / "plots").as_posix() for p in written) == [
+        "curves/mlp.csv", "deletion_at_1/mlp.csv", "faithfulness/mlp.csv", "frontier.csv"]
+    assert (tmp_path / "plots" / "curves" / "mlp.csv").read_text().splitlines() == [
+        "head,epoch,val_acc", "laya,1,0.55", "laya,2,0.75", "laya,3,0.9", "last,1,0.4"]
+    assert (tmp_path / "plots" / "faithfulness" / "mlp.csv").read_text().splitlines() == [
+        "attribution,faithfulness,std", "ig@laya,0.931,0.931", "intrinsic@laya,0.766,0.766", "ig@concat,0.5,0.5"]
+    frontier = (tmp_path / "plots" / "frontier.csv").read_text().splitlines()
+    assert frontier[0] == "activation,label,cls_l0,cls_r2,patch_l0,patch_r2"
+    assert [row.split(",")[0] for row in frontier[1:]] == ["relu_topk", "jumprelu"]
+
+
+def test_the_pages_carry_the_figures_as_links_and_inline(tmp_path):
+    _details(tmp_path, ["mlp"])
+    figures = tmp_path / "figures" / "mlp"
+    figures.mkdir(parents=True)
+    plt.plot([0, 1])
+    plt.savefig(figures / "methods.png")
+    plt.close()
+    inputs = ReportInputs("Fashion-MNIST", ["mlp"], tmp_path, figures=tmp_path / "figures")
+    blocks = report_blocks(inputs)
+    assert "![mlp: faithfulness and Deletion@1" in to_markdown(blocks, tmp_path) and "](figures/mlp/methods.png)" \
+        in to_markdown(blocks, tmp_path)
+    page = to_html(blocks, "laya report")
+    assert page.count('<img alt="mlp: faithfulness') == 1 and 'src="data:image/png;base64,iVBOR' in page
+    assert "<td>mlp</td><td>0.8875</td>" in page and "<code>dvc repro" in page

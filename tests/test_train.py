@@ -136,14 +136,15 @@ def _stage(tmp_path, store_path, backbone_sha, params):
 
 def test_train_stage_writes_heads_metrics_and_curves(tmp_path, store_path):
     params = {"device": "cpu", "heads": {"names": ["last", "laya"], "laya": {"tau": 1.0}},
-              "train": {"seeds": [0], "epochs": 3, "batch_size": 64}}
+              "train": {"seeds": [0, 1], "epochs": 3, "batch_size": 64}}
     done = _stage(tmp_path, store_path, "b" * 64, params)
     assert done.returncode == 0, done.stderr
     metrics = json.loads((tmp_path / "m.json").read_text())
     assert set(metrics["accuracy"]) == {"last", "laya"} and "mean" in metrics["macro_f1"]["laya"]
     assert (tmp_path / "heads" / "laya" / "seed0" / "model.safetensors").is_file()
     curve = (tmp_path / "c" / "laya.csv").read_text().splitlines()
-    assert curve[0] == "epoch,train_loss,train_acc,val_loss,val_acc" and len(curve) == 4
+    assert curve[0] == "seed,epoch,train_loss,train_acc,val_loss,val_acc" and len(curve) == 7
+    assert [row.split(",")[:2] for row in curve[1::3]] == [["0", "1"], ["1", "1"]]  # every seed, epoch by epoch
     assert HeadCard.load(tmp_path / "heads" / "laya" / "seed0").params["tau"] == 1.0
 
 

@@ -69,8 +69,9 @@ def load_tokens(store: FeatureStore, split: str, kind: str, limit: int | None = 
     """Tokens of `kind` (cls | patch | both) of `split`; `limit` keeps the first images only."""
     assert kind in TOKEN_KINDS, kind  # validated by CLTConfig
     if not store.info.mlp_io:
-        raise ConfigError(f"{store.path}: the cache holds no MLP inputs/outputs; set extract.mlp_io: true for "
-                          f"this ViT and rerun `dvc repro extract@{store.info.backbone}`.")
+        raise ConfigError(f"{store.path}: the cache holds no MLP inputs/outputs; set clt.backbone: "
+                          f"{store.info.backbone} (extract.mlp_io: auto caches them for it) or extract.mlp_io: true, "
+                          f"and rerun `dvc repro extract@{store.info.backbone}`.")
     parts = list(TOKEN_POSITIONS) if kind == "both" else [kind]
     xs, ys = [], []
     for part in parts:

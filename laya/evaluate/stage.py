@@ -25,7 +25,7 @@ from laya.evaluate.run import (
     timings,
 )
 from laya.heads import HeadCard, LayerHead, head_folder, load_with_card
-from laya.io import atomic_path, write_json
+from laya.io import staged, write_json
 from laya.store import FeatureStore
 
 
@@ -87,12 +87,11 @@ def flat_pairs(group: dict[str, dict[str, float]]) -> dict[str, float]:
 
 def write_outcome(out: Outcome, backbone: str, cfg: EvaluateConfig, metrics_path: str | Path,
                   patterns_path: str | Path, explanations_path: str | Path, figures_dir: str | Path) -> None:
-    """Write every output under a temporary name first, then move each into place."""
-    write_json(metrics_path, out.scores)
-    write_json(patterns_path, out.patterns)
-    with atomic_path(explanations_path) as tmp:
-        tmp.write_text("".join(json.dumps(p, sort_keys=True, ensure_ascii=False) + "\n" for p in out.payloads))
-    with atomic_path(figures_dir) as tmp:
+    """Write every output under a temporary name first, then move them all into place."""
+    with staged(metrics_path, patterns_path, explanations_path, figures_dir) as (metrics, patterns, payloads, tmp):
+        write_json(metrics, out.scores)
+        write_json(patterns, out.patterns)
+        payloads.write_text("".join(json.dumps(p, sort_keys=True, ensure_ascii=False) + "\n" for p in out.payloads))
         tmp.mkdir(parents=True)
         patterns = out.patterns
         if "alpha_mean" in patterns:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from laya.config import choice, require
 from laya.extract.taps import POOLINGS
@@ -15,7 +15,8 @@ DTYPES = ("float16", "float32")
 class ExtractConfig:
     dtype: str = "float16"  # storage dtype of activations
     pooling: str = "cls"  # token layers: cls token or mean of patch tokens (CNN maps: global average)
-    mlp_io: bool = True  # ViTs: also store each block's MLP input (after norm2) and output
+    mlp_io: bool | str = "auto"  # ViTs: also store each block's MLP input (after norm2) and output;
+    # auto = only for the backbone the transcoders use (params clt.backbone)
     patch_tokens: int | str = 4  # mlp_io patch tokens kept per image: a seeded sample of this many, or "all"
     batch_size: int = 256  # forward-pass batch
     shard_size: int = 8192  # samples per shard (a power of two); the unit of writing and of resuming
@@ -23,6 +24,7 @@ class ExtractConfig:
     seed: int = 0  # patch-token sampling
 
     def validate(self, key: str = "extract") -> None:
+        require(self.mlp_io in (True, False, "auto"), f"{key}.mlp_io", self.mlp_io, "auto, true or false")
         choice(self.dtype, DTYPES, f"{key}.dtype")
         choice(self.pooling, POOLINGS, f"{key}.pooling")
         choice(self.codec, CODECS, f"{key}.codec")
@@ -31,3 +33,8 @@ class ExtractConfig:
                 self.shard_size, "a power of two, e.g. 8192")
         require(self.patch_tokens == "all" or (isinstance(self.patch_tokens, int) and self.patch_tokens >= 1),
                 f"{key}.patch_tokens", self.patch_tokens, "a positive integer or \"all\"")
+
+    def for_backbone(self, name: str, clt_backbone: str | None) -> ExtractConfig:
+        """The config one extract@<name> runs with: `mlp_io: auto` becomes true for the CLT's backbone only
+        (a ViT's MLP inputs/outputs are ~48 KB per image at 28×28, all tokens; no other stage reads them)."""
+        return self if self.mlp_io != "auto" else replace(self, mlp_io=name == clt_backbone)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shutil
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +27,7 @@ from laya.extract.config import ExtractConfig
 from laya.extract.taps import LayerTap
 from laya.extract.writer import ShardCallback, ShardWriter, load_progress
 from laya.images import Preprocess
-from laya.io import replace_path
+from laya.io import human_bytes, replace_path, require_free_space
 from laya.shards import ShardPlan
 from laya.store_info import Fingerprint, StoreInfo
 from laya.zarrio import create_sample_array
@@ -72,6 +72,11 @@ class _Layout:
                          "mlp_in_patch": (patch_shape, dtype), "mlp_out_patch": (patch_shape, dtype),
                          "patch_index": ((self.keep,), "int16")})
         return spec
+
+
+def _row_bytes(arrays: dict[str, tuple[tuple[int, ...], str]]) -> int:
+    """Uncompressed bytes of one sample across every array of a store."""
+    return sum(int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize for shape, dtype in arrays.values())
 
 
 def patch_sample(seed: int, split: str, shard: int, rows: int, num_patches: int, keep: int) -> np.ndarray:
@@ -130,6 +135,8 @@ def extract_features(model: torch.nn.Module, card: BackboneCard, data: PreparedD
                      on_shard_written: ShardCallback | None = None) -> dict:
     """Build the feature store at `out` (resuming an interrupted build of the same spec). Returns a summary."""
     out = Path(out)
+    if cfg.mlp_io == "auto":  # the stage resolves it per backbone (ExtractConfig.for_backbone); here: when possible
+        cfg = replace(cfg, mlp_io=True)
     work_dir = work_dir or default_work_dir(out)
     partial, progress_path = work_dir / out.name, work_dir / f"{out.name}.progress.json"
     model.to(device)
@@ -150,15 +157,21 @@ def extract_features(model: torch.nn.Module, card: BackboneCard, data: PreparedD
         done = {}
     else:
         root = zarr.open_group(partial, mode="r+")
+    todo = {s: [i for i in plans[s] if i not in done.get(s, [])] for s in SPLITS}
+    needed = _row_bytes(layout.arrays(names, cfg.dtype)) * sum(plans[s].rows_in(todo[s]) for s in SPLITS)
+    print(f"extract@{card.name}: {sum(p.num_rows for p in plans.values())} samples × {len(names)} layers"
+          f"{' + MLP inputs/outputs' if layout.mlp_io else ''} → {out} (up to {human_bytes(needed)} uncompressed "
+          f"still to write, {sum(len(t) for t in todo.values())} shards)", flush=True)
+    require_free_space(work_dir, needed, f"extract@{card.name}", "free space, or lower extract.patch_tokens / "
+                       "set extract.mlp_io: false / extract.dtype: float16")
     started = time.perf_counter()
     writer = ShardWriter(root, progress_path, spec, plans, done, on_shard_written)
     try:
         for split in SPLITS:
             plan = plans[split]
-            todo = [s for s in plan if s not in done.get(split, [])]
-            bar = tqdm(total=plan.num_rows, initial=plan.num_rows - plan.rows_in(todo),
+            bar = tqdm(total=plan.num_rows, initial=plan.num_rows - plan.rows_in(todo[split]),
                        desc=f"extract@{card.name} {split}", unit="img")
-            for shard in todo:
+            for shard in todo[split]:
                 arrays = _compute_shard(tap, prep, layout, data, cfg, names, split, plan, shard, device)
                 writer.submit(split, shard, {f"{split}/{k}": v for k, v in arrays.items()})
                 bar.update(len(arrays["labels"]))

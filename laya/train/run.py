@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from laya.heads import build, head_folder, save
-from laya.io import atomic_path, write_json
+from laya.io import atomic_path, require_free_space, write_json
 from laya.store import FeatureStore
 from laya.train.config import HeadsConfig, TrainConfig
 from laya.train.loop import fit_head, predict
@@ -21,31 +21,36 @@ CURVE_FIELDS = ("epoch", "train_loss", "train_acc", "val_loss", "val_acc")
 
 def train_heads(store: FeatureStore, heads: HeadsConfig, cfg: TrainConfig, out_dir: str | Path,
                 device: torch.device | str = "cpu") -> dict:
-    """Train heads.names × cfg.seeds on `store`; write each head to out_dir/<head>/seed<k>/. Returns results:
+    """Train heads.names × cfg.seeds on `store`; write each head to out_dir/<head>/seed<k>/ (out_dir: a new folder;
+    the stage builds it under a temporary name, see laya.io.staged). Returns results:
     {head: {seed: {"test_accuracy", "macro_f1", "best_epoch", "history", "seconds"}}}."""
     layers = store.layer_indices(heads.layers)
     dims, num_classes = [store.dims[i] for i in layers], len(store.info.classes)
     backbone = store.info.backbone
+    weights = sum(4 * sum(p.numel() for p in build(n, dims, num_classes, config=heads.config(n)).parameters())
+                  for n in heads.names) * len(cfg.seeds)  # float32 safetensors
+    require_free_space(Path(out_dir).parent, weights + (1 << 20) * len(heads.names) * len(cfg.seeds),
+                       f"train@{backbone} ({len(heads.names)} heads × {len(cfg.seeds)} seeds)", "free space first")
     store.keep_in_memory(cfg.memory_mb << 20)
     results: dict[str, dict[int, dict]] = {}
-    with atomic_path(out_dir) as tmp:
-        tmp.mkdir(parents=True)
-        for name in heads.names:
-            for seed in cfg.seeds:
-                torch.manual_seed(seed)
-                head = build(name, dims, num_classes, config=heads.config(name))
-                started = time.perf_counter()
-                fit = fit_head(head, store, cfg, layers, seed, device, desc=f"{backbone}/{name} s{seed}")
-                test = predict(head, store, "test", layers, device=device)
-                run = {"test_accuracy": test.accuracy, "macro_f1": test.macro_f1(), "best_epoch": fit.best_epoch,
-                       "history": fit.history, "seconds": time.perf_counter() - started}
-                save(head.cpu(), head_folder(tmp, name, seed), backbone=backbone, seed=seed,
-                     layers=[store.layers[i] for i in layers], layer_indices=layers,
-                     cache_fingerprint=store.fingerprint.hash, **{k: v for k, v in run.items() if k != "seconds"})
-                results.setdefault(name, {})[seed] = run
-                print(f"  {name:9s} seed {seed}: test acc {test.accuracy:.4f}, macro-F1 {run['macro_f1']:.4f}, "
-                      f"best epoch {fit.best_epoch}/{len(fit.history)}, {run['seconds']:.1f}s", flush=True)
-        write_json(tmp / "params.json", {"heads": heads.to_dict(), "train": asdict(cfg)})
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True)
+    for name in heads.names:
+        for seed in cfg.seeds:
+            torch.manual_seed(seed)
+            head = build(name, dims, num_classes, config=heads.config(name))
+            started = time.perf_counter()
+            fit = fit_head(head, store, cfg, layers, seed, device, desc=f"{backbone}/{name} s{seed}")
+            test = predict(head, store, "test", layers, device=device)
+            run = {"test_accuracy": test.accuracy, "macro_f1": test.macro_f1(), "best_epoch": fit.best_epoch,
+                   "history": fit.history, "seconds": time.perf_counter() - started}
+            save(head.cpu(), head_folder(out_dir, name, seed), backbone=backbone, seed=seed,
+                 layers=[store.layers[i] for i in layers], layer_indices=layers,
+                 cache_fingerprint=store.fingerprint.hash, **{k: v for k, v in run.items() if k != "seconds"})
+            results.setdefault(name, {})[seed] = run
+            print(f"  {name:9s} seed {seed}: test acc {test.accuracy:.4f}, macro-F1 {run['macro_f1']:.4f}, "
+                  f"best epoch {fit.best_epoch}/{len(fit.history)}, {run['seconds']:.1f}s", flush=True)
+    write_json(out_dir / "params.json", {"heads": heads.to_dict(), "train": asdict(cfg)})
     return results
 
 
@@ -63,13 +68,14 @@ def summarise(results: dict) -> dict:
 
 
 def write_curves(results: dict, out_dir: str | Path) -> None:
-    """One CSV per head (its first seed's per-epoch train/val curves) for `dvc plots`."""
+    """One CSV per head: every seed's per-epoch train/val curves (columns seed, epoch, …) for `report`."""
     with atomic_path(out_dir) as tmp:
         tmp.mkdir(parents=True)
         for name, runs in results.items():
-            first = runs[min(runs)]
             with open(tmp / f"{name}.csv", "w", newline="") as f:
-                writer = csv.DictWriter(f, fieldnames=CURVE_FIELDS)
+                writer = csv.DictWriter(f, fieldnames=("seed", *CURVE_FIELDS))
                 writer.writeheader()
-                for row in first["history"]:
-                    writer.writerow({k: round(row[k], 6) if k != "epoch" else row[k] for k in CURVE_FIELDS})
+                for seed, run in sorted(runs.items()):
+                    for row in run["history"]:
+                        writer.writerow({"seed": seed, **{k: round(row[k], 6) if k != "epoch" else row[k]
+                                                           for k in CURVE_FIELDS}})

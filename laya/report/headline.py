@@ -1,0 +1,36 @@
+"""The headline metrics: a few dozen numbers per backbone that `dvc exp show` and `dvc metrics diff` show by
+default. Per-seed and per-layer detail stays in the stages' files under reports/details/ (not DVC metrics).
+Keys are short so that a few `dvc exp show` columns fit a terminal: acc = test accuracy, faith = faithfulness
+(Spearman of the attribution with the LOO effects), del1 = Deletion@1."""
+
+from __future__ import annotations
+
+from laya.report.inputs import ReportInputs
+
+GROUPS = {"faithfulness": "faith", "deletion_at_1": "del1"}  # evaluate's detail key → headline key
+
+
+def backbone_headline(inputs: ReportInputs, name: str) -> dict:
+    """reports/metrics/<name>.json: <name>.{backbone_acc, acc.<head>, faith.<head>.<method>,
+    del1.<head>.<method>} — test-split means over the seeds. The backbone's name leads every key, so
+    each `dvc exp show` column says which backbone it is about."""
+    train = inputs.train(name)["accuracy"]
+    heads = [*(h for h in inputs.heads if h in train), *(h for h in train if h not in inputs.heads)]
+    out: dict = {"backbone_acc": inputs.backbone(name)["test_accuracy"], "acc": {h: train[h]["mean"] for h in heads}}
+    evaluation = inputs.evaluate(name)
+    if evaluation is not None:
+        for group, key in GROUPS.items():
+            out[key] = evaluation[group]
+    return {name: out}
+
+
+def clt_headline(inputs: ReportInputs) -> dict | None:
+    """reports/metrics/clt.json: clt.{r2, l0}.{cls, patch} and the ViT's test accuracy with its MLP outputs
+    taken from the CLT (clt.acc.{original, cls, patch}: none, the CLS tokens', every patch token's)."""
+    m = inputs.clt()
+    if m is None:
+        return None
+    kinds = [k for k, v in m.items() if isinstance(v, dict) and "r2" in v]
+    r = m["replacement"]
+    return {"clt": {"r2": {k: round(m[k]["r2"], 6) for k in kinds}, "l0": {k: round(m[k]["l0"], 3) for k in kinds},
+                    "acc": {"original": r["original"], "cls": r["cls"], "patch": r["patch"]}}}

@@ -1,0 +1,97 @@
+"""The report's tables, each built from the stages' detail files (numbers copied, never recomputed)."""
+
+from __future__ import annotations
+
+from laya.report.document import Block, Table
+from laya.report.inputs import ReportInputs
+
+
+def _cell(stats: dict | None) -> str:
+    return "—" if stats is None else f"{stats['mean']:.4f} ± {stats['std']:.4f}"
+
+
+def backbone_table(inputs: ReportInputs) -> list[Block]:
+    """Each frozen backbone's own test accuracy (its linear classifier)."""
+    rows = []
+    for name in inputs.backbones:
+        m = inputs.backbone(name)
+        rows.append([name, f"{m['test_accuracy']:.4f}", str(m["best_epoch"]), f"{m['parameters']:,}"])
+    return [Table(["backbone", "test accuracy", "best epoch", "parameters"], rows)]
+
+
+def accuracy_table(inputs: ReportInputs) -> list[Block]:
+    """Heads × backbones, test accuracy mean ± std over seeds, then macro-F1 means. Rows follow params
+    heads.names, then any other head found in the metrics."""
+    metrics = {name: inputs.train(name) for name in inputs.backbones}
+    heads = list(dict.fromkeys([*inputs.heads, *(h for m in metrics.values() for h in m["accuracy"])]))
+    seeds = max(len(a["seeds"]) for m in metrics.values() for a in m["accuracy"].values())
+    rows = []
+    for head in heads:
+        acc = [_cell(m["accuracy"].get(head)) for m in metrics.values()]
+        f1 = [f"{m['macro_f1'][head]['mean']:.4f}" if head in m["macro_f1"] else "—" for m in metrics.values()]
+        rows.append([head, *acc, *f1])
+    return [Table(["head", *metrics, *(f"macro-F1 {b}" for b in metrics)], rows),
+            f"Test accuracy, mean ± sample std over {seeds} seeds; macro-F1 mean."]
+
+
+def attribution_tables(inputs: ReportInputs) -> list[Block]:
+    """Per (head, method) pair and backbone: faithfulness / Deletion@1 (mean ± std over seeds) and deletion AUC;
+    then the accuracy with each layer ablated. Rows follow params evaluate.methods, then any other pair found."""
+    found = {b: e for b in inputs.backbones if (e := inputs.evaluate(b)) is not None}
+    if not found:
+        return ["(no evaluate metrics yet: run `dvc repro evaluate@<backbone>`)"]
+    seen = [(m, h) for e in found.values() for h, methods in e["faithfulness"].items() for m in methods]
+    rows = []
+    for method, head in dict.fromkeys([*inputs.pairs, *seen]):
+        cells = []
+        for e in found.values():
+            if method not in e["faithfulness"].get(head, {}):
+                cells += ["—"] * 3
+                continue
+            undefined = e["faithfulness_undefined"][head][method]
+            spread = {g: f" ± {e[f'{g}_std'][head][method]:.3f}" if f"{g}_std" in e else ""
+                      for g in ("faithfulness", "deletion_at_1")}
+            cells += [f"{e['faithfulness'][head][method]:.3f}{spread['faithfulness']}"
+                      + (f" ({undefined} undef.)" if undefined else ""),
+                      f"{e['deletion_at_1'][head][method]:.3f}{spread['deletion_at_1']}",
+                      f"{e['deletion_auc'][head][method]:.4f}"]
+        rows.append([head, method, *cells])
+    header = ["head", "method", *(f"{b} {col}" for b in found for col in ("faithfulness", "Deletion@1", "del. AUC"))]
+    heads = list(dict.fromkeys(h for e in found.values() for h in e["accuracy"]))
+    depth = max(len(layers) for e in found.values() for layers in e["ablated_accuracy"].values())
+    ablated = [[b, h, f"{e['accuracy'][h]:.4f}",
+                *(f"{v:.4f} ({k})" for k, v in e["ablated_accuracy"][h].items())]
+               for b, e in found.items() for h in heads if h in e["accuracy"]]
+    return [Table(header, rows), "Accuracy with one layer ablated (intact accuracy first):",
+            Table(["backbone", "head", "intact", *(f"without layer {i}" for i in range(depth))], ablated)]
+
+
+def clt_tables(inputs: ReportInputs) -> list[Block]:
+    """The `clt` stage's reconstruction per token kind and the replacement accuracies."""
+    m = inputs.clt()
+    if m is None:
+        return ["(no transcoder metrics yet: run `dvc repro clt`)"]
+    rows = [[kind, f"{k['r2']:.4f}", f"{k['cosine']:.4f}", f"{k['l0']:.1f}", f"{k['dead']} ({k['dead_fraction']:.1%})"]
+            for kind, k in m.items() if isinstance(k, dict) and "r2" in k]  # token positions (cls, patch)
+    r = m["replacement"]
+    change = f"{r['cls_without_top_source'] - r['cls']:+.4f}".replace("-", "−")
+    return [Table(["tokens", "R²", "cosine", "mean L0 per layer", "dead features"], rows),
+            Table(["ViT test accuracy", "original", "CLS replaced", "patches replaced",
+                   f"patches replaced from block {r['replace_from']}", "CLS without each block's top source"],
+                  [["", f"{r['original']:.4f}", f"{r['cls']:.4f}", f"{r['patch']:.4f}", f"{r['patch_from_layer']:.4f}",
+                    f"{r['cls_without_top_source']:.4f} ({change})"]]),
+            "CLS replaced, keeping only the top-k source layers per block: "
+            + ", ".join(f"k={k} {v:.4f}" for k, v in r["cls_top_sources"].items()) + "."]
+
+
+def frontier_tables(inputs: ReportInputs) -> list[Block]:
+    """The `clt_frontier` sweep, one row per activation and k or λ."""
+    m = inputs.frontier()
+    if m is None:
+        return ["(no frontier yet: run `dvc repro clt_frontier`)"]
+    rows = [[name, f"{p['cls_r2']:.4f}", f"{p['cls_cosine']:.4f}", f"{p['cls_l0']:.1f}", f"{p['patch_r2']:.4f}",
+             f"{p['patch_cosine']:.4f}", f"{p['patch_l0']:.1f}", f"{p['cls_replaced_accuracy']:.4f}"]
+            for name, p in m.items() if isinstance(p, dict)]
+    return [Table(["CLT", "CLS R²", "CLS cosine", "CLS L0", "patch R²", "patch cosine", "patch L0",
+                   "ViT accuracy, CLS replaced"], rows),
+            f"Original ViT test accuracy {m['original_accuracy']:.4f}."]
