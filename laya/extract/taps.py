@@ -107,13 +107,20 @@ class LayerTap:
                 self.model(x)
                 layers = [self._pool(captured[n]) for n in self.hook_layers]
             else:
-                layers = [self._pool(t) for t in self._intermediates(x)]
+                layers = self.pooled(x)
         finally:
             for handle in handles:
                 handle.remove()
         if self.mlp_io:
             return TapOutput(layers, torch.stack(mlp_in, 2), torch.stack(mlp_out, 2))  # (B, K, L, d)
         return TapOutput(layers)
+
+    def pooled(self, x: torch.Tensor) -> list[torch.Tensor]:
+        """The L pooled layers (B, d_i) of x with autograd on — the same values `tap(x).layers` caches, for
+        training a backbone together with a head (forward_intermediates models only)."""
+        if self.hook_layers is not None:
+            raise ConfigError("training through the tap needs a model with forward_intermediates.")
+        return [self._pool(t) for t in self._intermediates(x)]
 
     def _intermediates(self, x: torch.Tensor) -> list:
         params = inspect.signature(self.model.forward_intermediates).parameters
