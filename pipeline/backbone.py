@@ -1,21 +1,42 @@
-"""Stage `backbone@<name>`: train a backbone once with a linear classifier, then freeze it.
+"""Stage `backbone@<name>`: train the backbone(s) of one `backbones` entry under its protocol, then freeze them.
 
     python pipeline/backbone.py --name mlp --data data/prepared/fashion_mnist.zarr \
         --out data/backbones/mlp --metrics reports/details/backbone_mlp.json
 
-Reads params `backbones.<name>` and `device`. Writes model.safetensors + config.json (the backbone card: the
-params used, the training history, the weights' SHA-256 — nothing that varies from run to run, so a rebuild is
-byte-identical) and the backbone's test accuracy as a DVC metric.
+Reads params `backbones.<name>` and `device`. Protocol frozen: the backbone with a linear classifier; transfer:
+the same on `pretrain_classes` only; joint: per seed, backbone + LAYA head end to end (laya.protocols).
+Writes model.safetensors + config.json (the backbone card: the params used, the training history, the weights'
+SHA-256 — nothing that varies from run to run, so a rebuild is byte-identical) per backbone, the joint heads
+beside them, and the test accuracy (the joint model's, for joint) as details.
 """
 
 import time
 
-from laya.backbones import BackboneConfig, create_backbone, save_backbone
+import numpy as np
+
+from laya.backbones import BackboneConfig
 from laya.cli import parser, run
 from laya.config import from_dict, load_params, section
 from laya.data import PreparedData
 from laya.device import device_from_params
 from laya.io import staged, write_json
+from laya.protocols.create import create_protocol
+
+
+def details(cfg: BackboneConfig, summaries: list[dict]) -> dict:
+    """The details JSON: the single backbone's numbers; for joint the means over seeds (+ std and every seed)."""
+    if cfg.protocol == "frozen":
+        return {k: v for k, v in summaries[0].items() if k != "unit"}
+    extra = {"protocol": cfg.protocol}
+    if cfg.protocol == "transfer":
+        return {**{k: v for k, v in summaries[0].items() if k != "unit"}, **extra,
+                "pretrain_classes": sorted(cfg.pretrain_classes)}
+    acc = np.array([s["test_accuracy"] for s in summaries])
+    return {"test_accuracy": round(float(acc.mean()), 6),
+            "test_accuracy_std": round(float(acc.std(ddof=1)) if len(acc) > 1 else 0.0, 6),
+            "val_accuracy": round(float(np.mean([s["val_accuracy"] for s in summaries])), 6),
+            "best_epoch": summaries[0]["best_epoch"], "parameters": summaries[0]["parameters"], **extra,
+            "seeds": {s["unit"]: {k: v for k, v in s.items() if k != "unit"} for s in summaries}}
 
 
 def main() -> None:
@@ -29,14 +50,14 @@ def main() -> None:
     key = f"backbones.{args.name}"
     cfg = from_dict(BackboneConfig, section(params, key), key)
     started = time.perf_counter()
-    model, card = create_backbone(args.name, cfg, PreparedData(args.data), device_from_params(params), key)
+    data = PreparedData(args.data)
     with staged(args.out, args.metrics) as (out, metrics):
-        save_backbone(out, model, card)
-        write_json(metrics, {"test_accuracy": round(card.test_accuracy, 6),
-                             "val_accuracy": round(card.val_accuracy, 6), "best_epoch": card.best_epoch,
-                             "parameters": card.parameters})
-    print(f"backbone@{args.name}: wrote {args.out} ({card.parameters:,} params) test accuracy "
-          f"{card.test_accuracy:.4f} (best epoch {card.best_epoch}) in {time.perf_counter() - started:.0f}s")
+        summaries = create_protocol(args.name, cfg, data, out, device_from_params(params), key)
+        write_json(metrics, details(cfg, summaries))
+    accuracies = ", ".join(f"{s['unit'] or 'test'} {s['test_accuracy']:.4f} (best epoch {s['best_epoch']})"
+                           for s in summaries)
+    print(f"backbone@{args.name} ({cfg.protocol}): wrote {args.out} ({summaries[0]['parameters']:,} params) "
+          f"accuracy {accuracies} in {time.perf_counter() - started:.0f}s")
 
 
 if __name__ == "__main__":

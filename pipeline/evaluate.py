@@ -6,18 +6,23 @@ the test split, write WIA-AI-009 explanations and figures. Reads the feature cac
         --explanations reports/explanations/mlp.jsonl --figures reports/figures/mlp \
         --timings reports/timings/evaluate_mlp.json
 
-Reads params `evaluate` and `device`. The cost of each method (ms per explanation) goes to --timings, which is
+Reads params `backbones.<name>` (protocol joint: seed k's heads are evaluated on joint model k's cache, and
+`laya_joint` joins the heads explained), `evaluate` and `device`; evaluates the seeds of evaluate.seeds that were
+trained. The cost of each method (ms per explanation) goes to --timings, which is
 not a DVC output: wall-clock times differ from run to run, and every DVC output is reproducible bit for bit.
 """
 
 import time
+from pathlib import Path
 
+from laya.backbones import BackboneConfig
 from laya.cli import parser, run
 from laya.config import from_dict, load_params, section
 from laya.device import device_from_params
 from laya.evaluate import EvaluateConfig
-from laya.evaluate.stage import evaluate_backbone, write_outcome
+from laya.evaluate.stage import evaluate_backbone, for_trained, trained_seeds, write_outcome
 from laya.io import write_json
+from laya.protocols import units
 from laya.store import FeatureStore
 
 
@@ -33,17 +38,24 @@ def main() -> None:
     p.add_argument("--timings", default=None, help="JSON of ms per explanation (a log, not a DVC output)")
     args = p.parse_args()
     params = load_params(args.params)
-    cfg = from_dict(EvaluateConfig, section(params, "evaluate"), "evaluate")
+    cfg = for_trained(from_dict(EvaluateConfig, section(params, "evaluate"), "evaluate"), args.heads)
+    key = f"backbones.{args.name}"
+    bb = from_dict(BackboneConfig, section(params, key), key)
     started = time.perf_counter()
-    outcome = evaluate_backbone(args.name, FeatureStore.open(args.features), args.heads, cfg,
-                                device_from_params(params))
+    stores = [(FeatureStore.open(unit.path(Path(args.features))), trained_seeds(cfg, args.heads, unit.seeds))
+              for unit in units(bb, key)]
+    outcome = evaluate_backbone(args.name, stores, args.heads, cfg, device_from_params(params))
+    skipped = [s for s in cfg.seeds if s not in outcome.seeds]
+    if skipped:
+        print(f"evaluate@{args.name}: seeds {skipped} of evaluate.seeds were not trained for {args.name}; "
+              f"evaluated {outcome.seeds}")
     write_outcome(outcome, args.name, cfg, args.metrics, args.patterns, args.explanations, args.figures)
     if args.timings:
         write_json(args.timings, outcome.timings)
     scores = outcome.scores
     line = ", ".join(f"{m}@{h} {v:.3f}/{scores['deletion_at_1'][h][m]:.3f}"
                      for h, methods in scores["faithfulness"].items() for m, v in methods.items())
-    print(f"evaluate@{args.name}: faithfulness/Deletion@1 (mean of {len(cfg.seeds)} seeds) {line}; "
+    print(f"evaluate@{args.name}: faithfulness/Deletion@1 (mean of {len(outcome.seeds)} seeds) {line}; "
           f"{len(outcome.payloads)} explanations; {time.perf_counter() - started:.0f}s")
 
 

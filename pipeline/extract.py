@@ -3,20 +3,72 @@
     python pipeline/extract.py --name vit --data data/prepared/fashion_mnist.zarr \
         --backbone data/backbones/vit --out data/features/vit.zarr
 
-Reads params `extract`, `clt.backbone` (whose cache gets the MLP inputs/outputs when
-`extract.mlp_io: auto`) and `device`. Resumable: kill it at any moment and run it again; it continues from
-the completed shards kept in <out's folder>/.partial/ and the final store is bit-identical.
+Reads params `backbones.<name>` (its protocol: transfer caches the classes the backbone never saw; joint one
+store per seed, as child groups seed<k>/ of --out), `extract`, `clt.backbone` (whose cache gets the MLP
+inputs/outputs when `extract.mlp_io: auto`) and `device`. Resumable: kill it at any moment and run it again; it
+continues from the completed shards kept in <out's folder>/.partial/ and the final store is bit-identical.
 """
 
+import shutil
+from dataclasses import asdict
 from pathlib import Path
 
-from laya.backbones import load_backbone
+import zarr
+
+from laya.backbones import BackboneConfig, load_backbone
 from laya.cli import parser, run
 from laya.config import ConfigError, from_dict, load_params, section
 from laya.data import PreparedData
 from laya.device import device_from_params
 from laya.extract import ExtractConfig, extract_features
-from laya.io import human_bytes
+from laya.io import human_bytes, staged
+from laya.protocols import head_data, units
+from laya.store import FeatureStore
+
+
+def extract_unit(name, backbone_dir: Path, data, out: Path, cfg: ExtractConfig, device, work_dir) -> dict:
+    model, card = load_backbone(backbone_dir)
+    if card.data_sha256 != data.attrs["data_sha256"]:
+        raise ConfigError(f"{backbone_dir}: backbone was trained on other prepared data than {data.path}; "
+                          f"rerun `dvc repro backbone@{name}`.")
+    return extract_features(model, card, data, out, cfg, device, work_dir)
+
+
+def extract_joint(name: str, bb: BackboneConfig, key: str, args, data, cfg: ExtractConfig, device) -> list[dict]:
+    """One store per joint seed, child groups of one Zarr hierarchy; finished seeds survive an interruption in
+    <out's folder>/.partial/<name>.zarr/ and are kept when their backbone and settings are unchanged."""
+    if cfg.pooling != bb.joint_config(key).pooling:
+        raise ConfigError(f"extract.pooling: {cfg.pooling!r}, but {key}.joint.pooling is "
+                          f"{bb.joint_config(key).pooling!r} (the co-trained head read the layers that way); set "
+                          f"them equal.")
+    out = Path(args.out)
+    building = out.parent / ".partial" / out.name
+    shards = out.parent / ".partial" / f"{out.name}.shards"  # the unit being built
+    building.mkdir(parents=True, exist_ok=True)
+    summaries = []
+    for unit in units(bb, key):
+        target, backbone_dir = unit.path(building), unit.path(args.backbone)
+        if (target / "zarr.json").is_file() and _complete(target, backbone_dir, cfg):
+            print(f"extract@{name}: {unit.name} already built in {building}, kept")
+            continue
+        summaries.append(extract_unit(name, backbone_dir, data, target, cfg, device, shards))
+    root = zarr.open_group(building, mode="a")
+    root.attrs.update({"protocol": "joint", "units": [u.name for u in units(bb, key)]})
+    with staged(out) as (tmp,):
+        building.rename(tmp)
+    shutil.rmtree(shards, ignore_errors=True)
+    return summaries
+
+
+def _complete(store_path: Path, backbone_dir: Path, cfg: ExtractConfig) -> bool:
+    from laya.backbones import BackboneCard
+
+    try:
+        store = FeatureStore.open(store_path)
+        store.check_built_from(BackboneCard.load(backbone_dir))
+    except ConfigError:
+        return False
+    return store.info.extract == asdict(cfg)
 
 
 def main() -> None:
@@ -28,19 +80,22 @@ def main() -> None:
     p.add_argument("--work-dir", default=None, help="where the store is built (default: <out folder>/.partial)")
     args = p.parse_args()
     params = load_params(args.params)
+    key = f"backbones.{args.name}"
+    bb = from_dict(BackboneConfig, section(params, key), key)
     clt_backbone = (params.get("clt") or {}).get("backbone")
     cfg = from_dict(ExtractConfig, section(params, "extract"), "extract").for_backbone(args.name, clt_backbone)
-    data = PreparedData(args.data)
-    model, card = load_backbone(args.backbone)
-    if card.data_sha256 != data.attrs["data_sha256"]:
-        raise ConfigError(f"{args.backbone}: backbone was trained on other prepared data than {args.data}; "
-                          f"rerun `dvc repro backbone@{args.name}`.")
-    summary = extract_features(model, card, data, args.out, cfg, device_from_params(params),
-                               Path(args.work_dir) if args.work_dir else None)
-    resumed = f", resumed {summary['resumed_shards']} shards" if summary["resumed_shards"] else ""
-    print(f"extract@{args.name}: wrote {args.out} ({len(summary['layers'])} layers {summary['dims']}, "
-          f"{summary['files']} files, {human_bytes(summary['bytes'])} on disk from "
-          f"{human_bytes(summary['raw_bytes_written'])}) in {summary['seconds']:.1f}s{resumed}")
+    data = head_data(bb, PreparedData(args.data), key)
+    device = device_from_params(params)
+    if bb.protocol == "joint":
+        summaries = extract_joint(args.name, bb, key, args, data, cfg, device)
+    else:
+        summaries = [extract_unit(args.name, Path(args.backbone), data, Path(args.out), cfg, device,
+                                  Path(args.work_dir) if args.work_dir else None)]
+    for summary in summaries:
+        resumed = f", resumed {summary['resumed_shards']} shards" if summary["resumed_shards"] else ""
+        print(f"extract@{args.name}: wrote {summary['path']} ({len(summary['layers'])} layers {summary['dims']}, "
+              f"{summary['files']} files, {human_bytes(summary['bytes'])} on disk from "
+              f"{human_bytes(summary['raw_bytes_written'])}) in {summary['seconds']:.1f}s{resumed}")
 
 
 if __name__ == "__main__":

@@ -157,7 +157,8 @@ def test_killed_process_resumes_to_the_same_store(tmp_path):
     backbone = tiny_backbone(tmp_path / "bb", "cnn", data.attrs["data_sha256"])
     cfg = ExtractConfig(batch_size=2, shard_size=64)
     params = tmp_path / "params.yaml"
-    params.write_text(yaml.safe_dump({"device": "cpu", "extract": {"batch_size": 2, "shard_size": 64}}))
+    params.write_text(yaml.safe_dump({"device": "cpu", "backbones": {"cnn": {"arch": "cnn"}},
+                                     "extract": {"batch_size": 2, "shard_size": 64}}))
     out = tmp_path / "killed" / "cnn.zarr"
     cmd = [sys.executable, str(REPO / "pipeline" / "extract.py"), "--params", str(params), "--name", "cnn",
            "--data", str(data_path), "--backbone", str(backbone), "--out", str(out)]

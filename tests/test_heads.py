@@ -112,7 +112,7 @@ def test_psi_mlp_is_shared_across_layers():
 
 
 @pytest.mark.parametrize("name, params, match", [
-    ("lstm", {}, r"unknown head 'lstm'; valid: \['concat', 'last', 'laya', 'scalarmix'\]"),
+    ("lstm", {}, r"unknown head 'lstm'; valid: \['concat', 'last', 'laya', 'laya_joint', 'scalarmix'\]"),
     ("laya", {"tau": 0}, r"heads.laya.tau: expected a positive number, got 0"),
     ("laya", {"tau": -1.5}, r"heads.laya.tau"),
     ("laya", {"tau": "abc"}, r"heads.laya.tau: expected a number, got 'abc'"),

@@ -13,7 +13,7 @@ from laya.config import ConfigError, from_dict
 from laya.data import PreparedData
 from laya.extract import ExtractConfig, extract_features
 from laya.heads import build
-from laya.protocols import JointConfig, JointModel, fit_joint
+from laya.protocols.joint import JointConfig, JointModel, fit_joint
 
 
 @pytest.mark.parametrize("arch", ["mlp", "vit"])
@@ -52,3 +52,58 @@ def test_the_co_trained_head_explains_the_cache_as_it_explained_the_images(tmp_p
 def test_joint_config_refuses_bad_values():
     with pytest.raises(ConfigError, match=r"joint.patience: expected an integer ≥ 1, got 0"):
         from_dict(JointConfig, {"patience": 0}, "joint")
+
+
+def test_transfer_splits_classes_exactly(prepared_path):
+    from laya.backbones import BackboneConfig
+    from laya.protocols import backbone_data, head_data
+
+    data = PreparedData(prepared_path)
+    cfg = from_dict(BackboneConfig, {"arch": "mlp", "protocol": "transfer", "pretrain_classes": [3, 0, 1, 2, 4]},
+                    "backbones.t")
+    pre, rest = backbone_data(cfg, data, "backbones.t"), head_data(cfg, data, "backbones.t")
+    assert pre.classes == data.classes[:5] and rest.classes == data.classes[5:]
+    for split in ("train", "val", "test"):
+        original = data.labels(split)
+        seen_by_backbone = set(original[pre.rows(split)])
+        assert seen_by_backbone == {0, 1, 2, 3, 4}
+        assert not seen_by_backbone & set(original[rest.rows(split)])  # no head class in backbone training
+        assert pre.num_samples(split) + rest.num_samples(split) == data.num_samples(split)
+        assert np.array_equal(rest.labels(split), original[rest.rows(split)] - 5)  # renumbered 0..K-1
+        assert np.array_equal(rest.images(split, 2, 5), data.images(split)[rest.rows(split)[2:5]])
+        assert np.array_equal(rest.index(split), data.index(split)[rest.rows(split)])
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"protocol": "frozn"}, r"backbones.b.protocol: unknown value 'frozn'; valid: \['frozen', 'joint', 'transfer'\]"),
+    ({"protocol": "transfer"}, r"backbones.b.pretrain_classes: expected a non-empty list"),
+    ({"protocol": "transfer", "pretrain_classes": []}, r"backbones.b.pretrain_classes: expected a non-empty list"),
+    ({"protocol": "transfer", "pretrain_classes": [1, 1]}, r"backbones.b.pretrain_classes: expected distinct"),
+    ({"pretrain_classes": [0, 1]}, r"backbones.b.pretrain_classes: expected null unless protocol is transfer"),
+    ({"joint": {"epochs": 2}}, r"backbones.b.joint: expected no joint recipe unless protocol is joint"),
+    ({"protocol": "joint", "joint": {"seeds": []}}, r"backbones.b.joint.seeds: expected a non-empty list"),
+    ({"protocol": "joint", "joint": {"head": {"tau": 0}}}, r"backbones.b.joint.head.tau: expected a positive"),
+])
+def test_protocol_params_refuse_bad_values(values, message):
+    from laya.backbones import BackboneConfig
+
+    with pytest.raises(ConfigError, match=message):
+        from_dict(BackboneConfig, {"arch": "mlp", **values}, "backbones.b")
+
+
+@pytest.mark.parametrize("classes, message", [
+    ([0, 12], r"backbones.t.pretrain_classes: \[12\] not in the dataset's 10 classes"),
+    (list(range(10)), r"leaves 0 of 10 classes for the heads"),
+])
+def test_transfer_classes_must_leave_classes_in_the_dataset(classes, message):
+    from laya.protocols import transfer_classes
+
+    with pytest.raises(ConfigError, match=message):
+        transfer_classes(classes, [f"c{i}" for i in range(10)], "backbones.t")
+
+
+def test_joint_heads_are_not_trained_from_a_cache():
+    from laya.train import HeadsConfig
+
+    with pytest.raises(ConfigError, match=r"heads.names: \['laya_joint'\] are trained together with their backbone"):
+        HeadsConfig.parse({"names": ["laya", "laya_joint"]})

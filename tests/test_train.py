@@ -123,8 +123,11 @@ def test_moving_average_follows_the_recursion():
     assert moving_average(head, decay=0.0) is None
 
 
+TOY_BACKBONE = {"backbones": {"toy": {"arch": "mlp"}}}  # the frozen protocol
+
+
 def _stage(tmp_path, store_path, backbone_sha, params):
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({**TOY_BACKBONE, **params}))
     (tmp_path / "backbone").mkdir()
     replace(tiny_card("mlp", "d" * 64, name="toy"), weights_sha256=backbone_sha).save(tmp_path / "backbone")
     return subprocess.run(
@@ -178,7 +181,8 @@ def test_a_stage_whose_parent_is_killed_exits_and_leaves_no_temporary_output(tmp
     import time
 
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(
-        {"device": "cpu", "heads": {"names": ["laya"]}, "train": {"seeds": [0], "epochs": 100000, "patience": 100000}}))
+        {**TOY_BACKBONE, "device": "cpu", "heads": {"names": ["laya"]},
+         "train": {"seeds": [0], "epochs": 100000, "patience": 100000}}))
     (tmp_path / "backbone").mkdir()
     replace(tiny_card("mlp", "d" * 64, name="toy"), weights_sha256="b" * 64).save(tmp_path / "backbone")
     stage = [sys.executable, "pipeline/train.py", "--params", str(tmp_path / "params.yaml"), "--name", "toy",

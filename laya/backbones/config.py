@@ -1,4 +1,5 @@
-"""params.yaml `backbones.<name>:` entries — one frozen backbone each — and each architecture's model config."""
+"""params.yaml `backbones.<name>:` entries — one backbone each, with the protocol it is trained under — and each
+architecture's model config."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from laya.config import choice, from_dict, require
 ARCHS = ("mlp", "cnn", "vit", "timm")
 MODEL_CONFIGS = {"mlp": MLPConfig, "cnn": CNNConfig, "vit": ViTConfig}  # timm: keyword arguments of create_model
 SCHEDULES = ("constant", "cosine")
+PROTOCOLS = ("frozen", "joint", "transfer")  # see laya.protocols
 
 
 @dataclass(frozen=True)
@@ -31,9 +33,26 @@ class BackboneConfig:
     schedule: str = "constant"  # learning rate: constant | cosine (annealed to 0 over `epochs`)
     batch_size: int = 128
     seed: int = 0
+    protocol: str = "frozen"  # frozen | joint | transfer (laya.protocols)
+    joint: dict[str, Any] = field(default_factory=dict)  # protocol joint: its recipe (laya.protocols.JointConfig)
+    pretrain_classes: list[int] | None = None  # protocol transfer: the class indices the backbone is trained on
 
     def validate(self, key: str) -> None:
         choice(self.arch, ARCHS, f"{key}.arch")
+        choice(self.protocol, PROTOCOLS, f"{key}.protocol")
+        if self.protocol == "joint":
+            self.joint_config(key)
+        require(self.protocol == "joint" or not self.joint, f"{key}.joint", self.joint,
+                "no joint recipe unless protocol is joint (remove it, or set protocol: joint)")
+        if self.protocol == "transfer":
+            classes = self.pretrain_classes
+            require(isinstance(classes, list) and len(classes) > 0, f"{key}.pretrain_classes", classes,
+                    "a non-empty list of class indices for protocol transfer, e.g. [0, 1, 2, 3, 4]")
+            require(all(isinstance(c, int) and c >= 0 for c in classes) and len(set(classes)) == len(classes),
+                    f"{key}.pretrain_classes", classes, "distinct class indices ≥ 0")
+        else:
+            require(self.pretrain_classes is None, f"{key}.pretrain_classes", self.pretrain_classes,
+                    "null unless protocol is transfer (remove it, or set protocol: transfer)")
         self.model_config(key)
         require(self.epochs >= 1, f"{key}.epochs", self.epochs, "an integer ≥ 1")
         require(self.patience >= 1, f"{key}.patience", self.patience, "an integer ≥ 1")
@@ -48,6 +67,12 @@ class BackboneConfig:
                 self.model.get("name"), "a timm model name, e.g. resnet18, when arch is timm")
         require(self.layers is None or len(self.layers) > 0, f"{key}.layers", self.layers,
                 "null or a non-empty list of module names")
+
+    def joint_config(self, key: str = "backbones.<name>"):
+        """The joint protocol's recipe (laya.protocols.JointConfig) from `joint`."""
+        from laya.protocols.joint import JointConfig  # the protocols build on the backbones, not the other way
+
+        return from_dict(JointConfig, self.joint, f"{key}.joint")
 
     def model_config(self, key: str = "backbones.<name>"):
         """The typed config of a built-in arch (MLPConfig, CNNConfig, ViTConfig); for timm the raw kwargs."""

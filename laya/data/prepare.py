@@ -133,5 +133,9 @@ class PreparedData:
     def images(self, split: str, start: int = 0, stop: int | None = None) -> np.ndarray:
         return self.root[f"{split}/images"][start:stop]
 
-    def labels(self, split: str) -> np.ndarray:
-        return self.root[f"{split}/labels"][:]
+    def labels(self, split: str, start: int = 0, stop: int | None = None) -> np.ndarray:
+        return self.root[f"{split}/labels"][start:stop]
+
+    def index(self, split: str, start: int = 0, stop: int | None = None) -> np.ndarray:
+        """Each sample's row in the raw dataset's own split."""
+        return self.root[f"{split}/index"][start:stop]

@@ -3,7 +3,7 @@ explanations."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from laya.config import ConfigError, choice, require
 from laya.evaluate.ablation import ABLATIONS
@@ -61,6 +61,13 @@ class EvaluateConfig:
         low, high = (self.confidence + [None, None])[:2]
         require(len(self.confidence) == 2 and 0 < low < high < 1, f"{key}.confidence", self.confidence,
                 "[low, high] thresholds with 0 < low < high < 1")
+
+    def without_heads(self, heads: list[str]) -> EvaluateConfig:
+        """The same config with every pair explaining one of `heads` dropped (heads a backbone does not have)."""
+        if not heads:
+            return self
+        methods = {m: [h for h in hs if h not in heads] for m, hs in self.methods.items()}
+        return replace(self, methods={m: hs for m, hs in methods.items() if hs})
 
     @property
     def pairs(self) -> list[tuple[str, str]]:

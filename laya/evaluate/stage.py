@@ -24,7 +24,7 @@ from laya.evaluate.run import (
     summarise_seeds,
     timings,
 )
-from laya.heads import HeadCard, LayerHead, head_folder, load_with_card
+from laya.heads import JOINT_HEADS, HeadCard, LayerHead, head_folder, load_with_card
 from laya.io import staged, write_json
 from laya.store import FeatureStore
 
@@ -36,6 +36,7 @@ class Outcome:
     patterns: dict  # depth patterns of the first seed
     payloads: list[dict]  # WIA-AI-009 explanations of the first seed
     first: Evaluation  # the first seed's evaluation (figures)
+    seeds: list[int]  # the seeds evaluated, in order
 
 
 def load_heads(heads_dir: str | Path, names: list[str], seed: int, store: FeatureStore,
@@ -59,25 +60,49 @@ def load_heads(heads_dir: str | Path, names: list[str], seed: int, store: Featur
     return heads, cards, list(indices.pop())
 
 
-def evaluate_backbone(backbone: str, store: FeatureStore, heads_dir: str | Path, cfg: EvaluateConfig,
-                      device: torch.device | str = "cpu") -> Outcome:
-    """Evaluate every seed of cfg.seeds; metrics are summarised over seeds, the rest comes from the first."""
-    loaded = [load_heads(heads_dir, cfg.heads, seed, store, backbone) for seed in cfg.seeds]
-    layers = loaded[0][2]
-    means = layer_means(store, "train", layers)  # the same for every seed
-    evaluations = [evaluate_heads(store, heads, layers, cfg, seed, means, device)
-                   for seed, (heads, _, _) in zip(cfg.seeds, loaded)]
+def for_trained(cfg: EvaluateConfig, heads_dir: str | Path) -> EvaluateConfig:
+    """cfg without the pairs of protocol heads (laya_joint) this backbone's protocol did not make; cache-trained
+    heads stay required."""
+    return cfg.without_heads([h for h in cfg.heads if h in JOINT_HEADS and not (Path(heads_dir) / h).is_dir()])
+
+
+def trained_seeds(cfg: EvaluateConfig, heads_dir: str | Path, candidates: list[int] | None = None) -> list[int]:
+    """The seeds of cfg.seeds (and of `candidates`, a joint unit's) with heads in `heads_dir`: the new protocols
+    may train fewer seeds (train.overrides, backbones.<name>.joint.seeds)."""
+    return [s for s in cfg.seeds if (candidates is None or s in candidates)
+            and (head_folder(heads_dir, cfg.heads[0], s) / "config.json").is_file()]
+
+
+def evaluate_backbone(backbone: str, units: list[tuple[FeatureStore, list[int]]], heads_dir: str | Path,
+                      cfg: EvaluateConfig, device: torch.device | str = "cpu") -> Outcome:
+    """Evaluate every (store, head seeds) unit — one for a frozen backbone, one per joint model — for the seeds of
+    cfg.seeds trained on it; metrics are summarised over all seeds, the rest comes from the first."""
+    evaluations, first_cards, first_store, evaluated = [], None, None, []
+    for store, seeds in units:
+        if not seeds:
+            continue
+        evaluated += seeds
+        loaded = [load_heads(heads_dir, cfg.heads, seed, store, backbone) for seed in seeds]
+        layers = loaded[0][2]
+        means = layer_means(store, "train", layers)  # the same for every seed of this store
+        evaluations += [evaluate_heads(store, heads, layers, cfg, seed, means, device)
+                        for seed, (heads, _, _) in zip(seeds, loaded)]
+        if first_cards is None:
+            first_cards, first_store = loaded[0][1], store
+    if not evaluations:
+        raise ConfigError(f"{heads_dir}: none of evaluate.seeds {cfg.seeds} was trained for {backbone}; add one of "
+                          f"its trained seeds to evaluate.seeds.")
     first = evaluations[0]
     payloads = []
     if cfg.explain is not None:
-        payloads = explanations(first, backbone, loaded[0][1][cfg.explain], store.fingerprint.hash, cfg.ablation,
-                                cfg.explain_n, cfg.confidence)
+        payloads = explanations(first, backbone, first_cards[cfg.explain], first_store.fingerprint.hash,
+                                cfg.ablation, cfg.explain_n, cfg.confidence)
         schema = load_schema()
         for payload in payloads:
             validate(payload, schema)
     return Outcome(summarise_seeds([metrics(e) for e in evaluations]),
                    summarise_seeds([timings(e) for e in evaluations]),
-                   depth_patterns(first, cfg.explain), payloads, first)
+                   depth_patterns(first, cfg.explain), payloads, first, evaluated)
 
 
 def flat_pairs(group: dict[str, dict[str, float]]) -> dict[str, float]:
@@ -96,7 +121,7 @@ def write_outcome(out: Outcome, backbone: str, cfg: EvaluateConfig, metrics_path
         patterns = out.patterns
         if "alpha_mean" in patterns:
             head = patterns["alpha_head"]
-            title = f"{backbone}: {head} head (seed {cfg.seeds[0]}), {len(out.first.labels)} test inputs"
+            title = f"{backbone}: {head} head (seed {out.seeds[0]}), {len(out.first.labels)} test inputs"
             plots.alpha_per_layer(patterns, f"{title} — α per layer", tmp / "alpha_per_layer.png")
             plots.class_layer_heatmap(patterns, f"{backbone}: mean α of {head} by true class",
                                       tmp / "alpha_by_class.png")
@@ -105,8 +130,8 @@ def write_outcome(out: Outcome, backbone: str, cfg: EvaluateConfig, metrics_path
         scores = {key: flat_pairs(out.scores[key]) for key in ("faithfulness", "deletion_at_1")}
         spread = {key: flat_pairs(out.scores[f"{key}_std"]) for key in ("faithfulness", "deletion_at_1")}
         plots.method_scores(scores, f"{backbone}: attribution methods vs leave-one-layer-out ({cfg.ablation}, "
-                            f"mean of {len(cfg.seeds)} seeds)", tmp / "methods.png",
+                            f"mean of {len(out.seeds)} seeds)", tmp / "methods.png",
                             highlight=[pair_label(p) for p in cfg.pairs if p[0] == INTRINSIC], spread=spread,
-                            seeds=len(cfg.seeds))
+                            seeds=len(out.seeds))
         plots.deletion_curves(patterns, f"{backbone}: deletion curves", tmp / "deletion_curves.png")
         plots.agreement_matrix(patterns, f"{backbone}: method agreement", tmp / "agreement.png")

@@ -123,8 +123,8 @@ def _compute_shard(tap, prep, layout, data, cfg, names, split, plan: ShardPlan, 
             raise ConfigError(f"extract.dtype={cfg.dtype}: {split} shard {shard} of '{path}' overflows to inf/nan; "
                               f"set extract.dtype: float32.")
     arrays = {path: buffer.numpy() for path, buffer in out.items()}
-    arrays["labels"] = data.root[f"{split}/labels"][rows]
-    arrays["index"] = data.root[f"{split}/index"][rows]
+    arrays["labels"] = data.labels(split, rows.start, rows.stop)
+    arrays["index"] = data.index(split, rows.start, rows.stop)
     if layout.mlp_io:
         arrays["patch_index"] = picks
     return arrays

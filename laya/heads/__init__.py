@@ -5,13 +5,13 @@
     alpha = head.layer_weights(layers)  # (B, L) or None
 """
 
-from laya.heads.attention import LAYA, LAYAConfig
+from laya.heads.attention import LAYA, JointLAYA, LAYAConfig
 from laya.heads.base import LayerHead
 from laya.heads.card import HeadCard, head_folder
 from laya.heads.linear import Concat, LastLayer, LinearConfig
-from laya.heads.registry import HEADS, build, load, load_with_card, parse_config, save
+from laya.heads.registry import CACHE_HEADS, HEADS, JOINT_HEADS, build, load, load_with_card, parse_config, save
 from laya.heads.scalarmix import ScalarMix, ScalarMixConfig
 
-__all__ = ["HEADS", "LAYA", "Concat", "HeadCard", "LAYAConfig", "LastLayer", "LayerHead", "LinearConfig",
-           "ScalarMix", "ScalarMixConfig", "build", "head_folder", "load", "load_with_card", "parse_config",
-           "save"]
+__all__ = ["CACHE_HEADS", "HEADS", "JOINT_HEADS", "LAYA", "Concat", "HeadCard", "JointLAYA", "LAYAConfig",
+           "LastLayer", "LayerHead", "LinearConfig", "ScalarMix", "ScalarMixConfig", "build", "head_folder", "load",
+           "load_with_card", "parse_config", "save"]

@@ -66,3 +66,10 @@ class LAYA(LayerHead):
     def layer_weights(self, layers: list[torch.Tensor]) -> torch.Tensor:
         """α(x): (B, L), rows sum to 1."""
         return self._attend(layers)[1]
+
+
+class JointLAYA(LAYA):
+    """A LAYA head trained end to end with its backbone (protocol joint, laya.protocols.joint): the same model,
+    registered under its own name so its metrics never mix with those of LAYA trained on a frozen cache."""
+
+    name = "laya_joint"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from laya.artifacts import load_module, save_module
 from laya.config import ConfigError, from_dict
-from laya.heads.attention import LAYA, LAYAConfig
+from laya.heads.attention import LAYA, JointLAYA, LAYAConfig
 from laya.heads.base import LayerHead
 from laya.heads.card import HeadCard
 from laya.heads.linear import Concat, LastLayer, LinearConfig
@@ -28,7 +28,10 @@ HEADS: dict[str, HeadType] = {
     "concat": HeadType(Concat, LinearConfig),
     "scalarmix": HeadType(ScalarMix, ScalarMixConfig),
     "laya": HeadType(LAYA, LAYAConfig),
+    "laya_joint": HeadType(JointLAYA, LAYAConfig),
 }
+JOINT_HEADS = ("laya_joint",)  # trained with their backbone by the joint protocol, never from a cache
+CACHE_HEADS = tuple(name for name in HEADS if name not in JOINT_HEADS)  # what the train stage trains
 
 
 def head_type(name: str) -> HeadType:

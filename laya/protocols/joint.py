@@ -11,42 +11,58 @@ accuracy with patience 5, best weights restored.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 from torch import nn
 from tqdm import tqdm
 
-from laya.config import require
+from laya.config import choice, from_dict, require
 from laya.early_stopping import EarlyStopping
-from laya.extract.taps import LayerTap
+from laya.extract.taps import POOLINGS, LayerTap
+from laya.heads import LAYAConfig
 from laya.images import Preprocess
 
 
 @dataclass(frozen=True)
 class JointConfig:
+    """params `backbones.<name>.joint` (protocol joint): one backbone + LAYA head trained end to end per seed."""
+
+    seeds: list[int] = field(default_factory=lambda: [0, 1, 2, 3, 4])  # one joint model per seed; the cached
+    # heads of seed k are trained on the cache of joint model k
     epochs: int = 50
     patience: int = 5
     lr: float = 3.0e-4
     batch_size: int = 128
     weight_decay: float = 0.0
-    seed: int = 0
+    pooling: str = "cls"  # how the head reads token layers; must equal extract.pooling (the extract stage checks)
+    head: dict = field(default_factory=dict)  # the co-trained LAYA head's config (heads.laya keys; defaults:
+    # the notebook's d* = 96, ψ = identity, scorer 192, τ = 1.5)
 
     def validate(self, key: str = "joint") -> None:
+        self.head_config(key)
+        choice(self.pooling, POOLINGS, f"{key}.pooling")
+        require(len(self.seeds) > 0 and len(set(self.seeds)) == len(self.seeds), f"{key}.seeds", self.seeds,
+                "a non-empty list of distinct integers")
         require(self.epochs >= 1, f"{key}.epochs", self.epochs, "an integer ≥ 1")
         require(self.patience >= 1, f"{key}.patience", self.patience, "an integer ≥ 1")
         require(self.lr > 0, f"{key}.lr", self.lr, "a positive number")
         require(self.batch_size >= 1, f"{key}.batch_size", self.batch_size, "an integer ≥ 1")
 
 
+    def head_config(self, key: str = "joint") -> LAYAConfig:
+        return from_dict(LAYAConfig, self.head, f"{key}.head")
+
+
 class JointModel(nn.Module):
     """backbone → pooled per-layer features → head; `layers(x)` gives the pooled features, (B, d_i) each."""
 
-    def __init__(self, backbone: nn.Module, head: nn.Module, pooling: str = "cls"):
+    def __init__(self, backbone: nn.Module, head: nn.Module, pooling: str = "cls",
+                 hook_layers: list[str] | None = None):
         super().__init__()
         self.backbone, self.head = backbone, head
-        self._tap = LayerTap(backbone, pooling)
+        self._tap = LayerTap(backbone, pooling, hook_layers=hook_layers)
 
     @property
     def layer_names(self) -> list[str]:
@@ -71,16 +87,16 @@ def joint_accuracy(model: JointModel, images: np.ndarray, labels: np.ndarray, pr
 
 
 def fit_joint(model: JointModel, prep: Preprocess, splits: dict[str, tuple[np.ndarray, np.ndarray]],
-              cfg: JointConfig, device: torch.device | str = "cpu", desc: str = "joint") -> dict:
+              cfg: JointConfig, seed: int = 0, device: torch.device | str = "cpu", desc: str = "joint") -> dict:
     """Train backbone and head together on splits['train'] (cross-entropy, Adam), early-stop on splits['val'],
     restore the best epoch and freeze. Returns {"history", "best_epoch", "val_accuracy"} (deterministic)."""
-    torch.manual_seed(cfg.seed)
+    torch.manual_seed(seed)
     model.to(device)
     prep.to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     images, labels = splits["train"]
     labels_t = torch.from_numpy(labels.astype(np.int64))
-    generator = torch.Generator().manual_seed(cfg.seed)
+    generator = torch.Generator().manual_seed(seed)
     stopping = EarlyStopping(cfg.patience)
     history = []
     for epoch in range(1, cfg.epochs + 1):
@@ -97,6 +113,7 @@ def fit_joint(model: JointModel, prep: Preprocess, splits: dict[str, tuple[np.nd
             total += loss.item() * len(rows)
         val = joint_accuracy(model, *splits["val"], prep, device=device)
         history.append({"epoch": epoch, "train_loss": total / len(images), "val_accuracy": val})
+        tqdm.write(f"{desc} epoch {epoch}: loss {history[-1]['train_loss']:.4f} val acc {val:.4f}")
         if stopping.step(epoch, val, model):
             break
     stopping.restore(model)

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from laya.config import ConfigError, from_dict, require
-from laya.heads import HEADS, parse_config
+from laya.heads import CACHE_HEADS, JOINT_HEADS, parse_config
 
 
 @dataclass(frozen=True)
@@ -22,18 +22,23 @@ class HeadsConfig:
         """From the params section: `names`, `layers`, and one section per registered head, each parsed by that
         head's Config (so an unknown or bad key is an error naming `heads.<name>.<key>`)."""
         values = dict(values or {})
-        unknown = sorted(set(values) - {"names", "layers"} - set(HEADS))
+        unknown = sorted(set(values) - {"names", "layers"} - set(CACHE_HEADS))
         if unknown:
             raise ConfigError(f"{key}: unknown key(s) {unknown}; valid: ['names', 'layers'] and one section per "
-                              f"head {sorted(HEADS)}.")
+                              f"head {sorted(CACHE_HEADS)}.")
         configs = {name: parse_config(name, values.pop(name), f"{key}.{name}") for name in list(values)
-                   if name in HEADS}
+                   if name in CACHE_HEADS}
         return from_dict(cls, {**values, "configs": configs}, key)
 
     def validate(self, key: str) -> None:
-        unknown = [n for n in self.names if n not in HEADS]
+        joint = [n for n in self.names if n in JOINT_HEADS]
+        if joint:
+            raise ConfigError(f"{key}.names: {joint} are trained together with their backbone (a `backbones` "
+                              f"entry with protocol: joint), not from a cache; remove them from {key}.names.")
+        unknown = [n for n in self.names if n not in CACHE_HEADS]
         if unknown or not self.names:
-            raise ConfigError(f"{key}.names: unknown head(s) {unknown or '(empty list)'}; valid: {sorted(HEADS)}.")
+            raise ConfigError(f"{key}.names: unknown head(s) {unknown or '(empty list)'}; valid: "
+                              f"{sorted(CACHE_HEADS)}.")
         require(len(set(self.names)) == len(self.names), f"{key}.names", self.names, "each head once")
         require(self.layers is None or len(self.layers) > 0, f"{key}.layers", self.layers, "null or a non-empty list")
 
@@ -44,7 +49,7 @@ class HeadsConfig:
     def to_dict(self) -> dict[str, Any]:
         """As in params.yaml: names, layers and every registered head's section (defaults filled in)."""
         return {"names": list(self.names), "layers": self.layers,
-                **{name: asdict(self.config(name)) for name in HEADS}}
+                **{name: asdict(self.config(name)) for name in CACHE_HEADS}}
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from laya.heads import build, head_folder, save
+from laya.heads import JOINT_HEADS, build, head_folder, save
 from laya.io import atomic_path, require_free_space, write_json
 from laya.store import FeatureStore
 from laya.train.config import HeadsConfig, TrainConfig
@@ -21,8 +21,8 @@ CURVE_FIELDS = ("epoch", "train_loss", "train_acc", "val_loss", "val_acc")
 
 def train_heads(store: FeatureStore, heads: HeadsConfig, cfg: TrainConfig, out_dir: str | Path,
                 device: torch.device | str = "cpu") -> dict:
-    """Train heads.names × cfg.seeds on `store`; write each head to out_dir/<head>/seed<k>/ (out_dir: a new folder;
-    the stage builds it under a temporary name, see laya.io.staged). Returns results:
+    """Train heads.names × cfg.seeds on `store`; write each head to out_dir/<head>/seed<k>/ (out_dir: new, or holding
+    other seeds' heads; the stage builds it under a temporary name, see laya.io.staged). Returns results:
     {head: {seed: {"test_accuracy", "macro_f1", "best_epoch", "history", "seconds"}}}."""
     layers = store.layer_indices(heads.layers)
     dims, num_classes = [store.dims[i] for i in layers], len(store.info.classes)
@@ -34,7 +34,7 @@ def train_heads(store: FeatureStore, heads: HeadsConfig, cfg: TrainConfig, out_d
     store.keep_in_memory(cfg.memory_mb << 20)
     results: dict[str, dict[int, dict]] = {}
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True)
+    out_dir.mkdir(parents=True, exist_ok=True)
     for name in heads.names:
         for seed in cfg.seeds:
             torch.manual_seed(seed)
@@ -68,10 +68,13 @@ def summarise(results: dict) -> dict:
 
 
 def write_curves(results: dict, out_dir: str | Path) -> None:
-    """One CSV per head: every seed's per-epoch train/val curves (columns seed, epoch, …) for `report`."""
+    """One CSV per head trained on the cache: every seed's per-epoch train/val curves (columns seed, epoch, …) for
+    `report` (a joint head's curve is its backbone's history, in the backbone card)."""
     with atomic_path(out_dir) as tmp:
         tmp.mkdir(parents=True)
         for name, runs in results.items():
+            if name in JOINT_HEADS:
+                continue
             with open(tmp / f"{name}.csv", "w", newline="") as f:
                 writer = csv.DictWriter(f, fieldnames=("seed", *CURVE_FIELDS))
                 writer.writeheader()
