@@ -35,7 +35,7 @@ def check_params(params: dict[str, Any], where: str = "params.yaml") -> list[str
     for name in backbones:
         from_dict(BackboneConfig, section(params, f"backbones.{name}", where), f"backbones.{name}")
     from_dict(ExtractConfig, section(params, "extract", where), "extract")
-    HeadsConfig.parse(section(params, "heads", where))
+    HeadsConfig.parse(section(params, "heads", where)).check_extra(backbones)
     from_dict(TrainConfig, section(params, "train", where), "train").check_overrides(backbones)
     from_dict(EvaluateConfig, section(params, "evaluate", where), "evaluate")
     clt = from_dict(CLTConfig, section(params, "clt", where), "clt")

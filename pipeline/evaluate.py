@@ -38,13 +38,22 @@ def main() -> None:
     p.add_argument("--timings", default=None, help="JSON of ms per explanation (a log, not a DVC output)")
     args = p.parse_args()
     params = load_params(args.params)
-    cfg = for_trained(from_dict(EvaluateConfig, section(params, "evaluate"), "evaluate"), args.heads)
+    cfg, dropped = for_trained(from_dict(EvaluateConfig, section(params, "evaluate"), "evaluate"), args.heads)
+    if dropped:
+        print(f"evaluate@{args.name}: heads {dropped} were not trained for {args.name}; their pairs are skipped")
     key = f"backbones.{args.name}"
     bb = from_dict(BackboneConfig, section(params, key), key)
     started = time.perf_counter()
     stores = [(FeatureStore.open(unit.path(Path(args.features))), trained_seeds(cfg, args.heads, unit.seeds))
               for unit in units(bb, key)]
-    outcome = evaluate_backbone(args.name, stores, args.heads, cfg, device_from_params(params))
+    device = device_from_params(params)
+    outcome = evaluate_backbone(args.name, stores, args.heads, cfg, device)
+    crossed = cfg.crossed()
+    if crossed is not None:  # the same pairs under the other ablation: metrics key cross_ablation
+        other = evaluate_backbone(args.name, stores, args.heads, crossed, device).scores
+        outcome.scores["cross_ablation"] = {"ablation": crossed.ablation,
+                                            **{k: other[k] for k in ("faithfulness", "faithfulness_std",
+                                                                     "deletion_at_1", "deletion_at_1_std")}}
     skipped = [s for s in cfg.seeds if s not in outcome.seeds]
     if skipped:
         print(f"evaluate@{args.name}: seeds {skipped} of evaluate.seeds were not trained for {args.name}; "

@@ -43,7 +43,8 @@ def main() -> None:
                           list(section(params, "backbones")),
                           Path(args.details), Path(args.curves), Path(args.figures),
                           list(section(params, "heads").get("names") or []),
-                          [(method, head) for method, heads in methods.items() for head in heads])
+                          [(method, head) for method, heads in methods.items() for head in heads],
+                          dict(section(params, "backbones")))
     blocks = report_blocks(inputs)
     with staged(args.metrics, args.plots, args.markdown, args.html) as (metrics, plots, markdown, page):
         metrics.mkdir(parents=True)

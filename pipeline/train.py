@@ -37,6 +37,8 @@ def main() -> None:
     args = p.parse_args()
     params = load_params(args.params)
     heads = HeadsConfig.parse(section(params, "heads"))
+    heads.check_extra(params.get("backbones") or {})
+    heads = heads.for_backbone(args.name)
     cfg = from_dict(TrainConfig, section(params, "train"), "train")
     cfg.check_overrides(params.get("backbones") or {})
     cfg = cfg.for_backbone(args.name)

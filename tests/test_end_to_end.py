@@ -36,7 +36,7 @@ def _copy_repo(dest: Path) -> None:
             shutil.copy2(REPO / rel, dest / rel)
 
 
-NAMES = ("mlp", "cnn", "vit")
+NAMES = ("mlp", "vit", "mlp_joint", "cnn_transfer")  # the smoke run's backbones: every protocol, and the CLT's vit
 # the README's `dvc exp show` recipes, run as written (after the two experiments below)
 README_RECIPES = [line[2:] for line in (REPO / "README.md").read_text().splitlines()
                   if line.startswith("$ dvc exp show")]
@@ -70,6 +70,8 @@ def test_dvc_repro_smoke(tmp_path):
     _copy_repo(repo)
     params = yaml.safe_load((repo / "params.yaml").read_text())
     _merge(params, yaml.safe_load((REPO / "tests" / "smoke_params.yaml").read_text()))
+    params["backbones"] = {name: params["backbones"][name] for name in NAMES}
+    params["train"]["overrides"] = {k: v for k, v in params["train"]["overrides"].items() if k in NAMES}
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     (repo / "dvc.lock").unlink(missing_ok=True)
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
@@ -79,21 +81,26 @@ def test_dvc_repro_smoke(tmp_path):
 
     _run(["dvc", "repro"], repo, env)
 
-    for name in ("mlp", "cnn", "vit"):
-        metrics = read_json(repo / "reports" / "details" / f"backbone_{name}.json")
-        assert 0.0 <= metrics["test_accuracy"] <= 1.0
-        store = FeatureStore.open(repo / "data" / "features" / f"{name}.zarr")
+    for name, unit in (("mlp", ""), ("vit", ""), ("mlp_joint", "seed0")):
+        card = read_json(repo / "data" / "backbones" / name / unit / "config.json")
+        assert 0.0 <= card["test_accuracy"] <= 1.0
+        store = FeatureStore.open(repo / "data" / "features" / f"{name}.zarr" / unit)
         assert [store.num_samples(s) for s in ("train", "val", "test")] == [400, 400, 400]
-        assert store.check_fingerprint(
-            backbone_sha256=read_json(repo / "data" / "backbones" / name / "config.json")["weights_sha256"]) is None
+        assert store.check_fingerprint(backbone_sha256=card["weights_sha256"]) is None
+    transfer = FeatureStore.open(repo / "data" / "features" / "cnn_transfer.zarr")
+    pretrained = read_json(repo / "data" / "backbones" / "cnn_transfer" / "config.json")["classes"]
+    assert len(transfer.info.classes) == len(pretrained) == 5 and not set(transfer.info.classes) & set(pretrained)
+    for split in ("train", "val", "test"):
+        assert 0 < transfer.num_samples(split) < 400
     assert len(FeatureStore.open(repo / "data" / "features" / "mlp.zarr").dims) == 3
     vit = FeatureStore.open(repo / "data" / "features" / "vit.zarr")
     assert len(vit.layers) == 6 and vit.attrs["mlp_io"]
     assert vit.array("test", "mlp_out_patch").shape == (400, 4, 6, 64)
 
-    for name in ("mlp", "cnn", "vit"):
+    heads = {"mlp": {"laya_aligned"}, "mlp_joint": {"laya_joint"}}  # heads.extra, the joint protocol's head
+    for name in NAMES:
         accuracy = read_json(repo / "reports" / "details" / f"train_{name}.json")["accuracy"]
-        assert set(accuracy) == {"last", "concat", "scalarmix", "laya"}
+        assert set(accuracy) == {"last", "concat", "scalarmix", "laya"} | heads.get(name, set())
         assert all(set(acc["seeds"]) == {"s0"} for acc in accuracy.values())
         assert (repo / "data" / "heads" / name / "laya" / "seed0" / "model.safetensors").is_file()
         evaluation = read_json(repo / "reports" / "details" / f"evaluate_{name}.json")
@@ -120,7 +127,8 @@ def test_dvc_repro_smoke(tmp_path):
     assert "](figures/vit/methods.png)" in report and (repo / "reports" / "index.html").stat().st_size > 100_000
     headline = read_json(repo / "reports" / "metrics" / "mlp.json")["mlp"]
     train = read_json(repo / "reports" / "details" / "train_mlp.json")["accuracy"]
-    assert headline["acc"] == {head: train[head]["mean"] for head in ("last", "concat", "scalarmix", "laya")}
+    assert headline["acc"] == {head: train[head]["mean"] for head in ("last", "concat", "scalarmix", "laya",
+                                                                      "laya_aligned")}
     shown = json.loads(_run(["dvc", "metrics", "show", "--json"], repo, env))
     numbers = sum(len(_leaves(f["data"])) for rev in shown.values() for f in rev["data"].values())
     assert 30 <= numbers <= 80, numbers  # the headline: a few dozen numbers, not every seed and layer

@@ -112,7 +112,8 @@ def test_psi_mlp_is_shared_across_layers():
 
 
 @pytest.mark.parametrize("name, params, match", [
-    ("lstm", {}, r"unknown head 'lstm'; valid: \['concat', 'last', 'laya', 'laya_joint', 'scalarmix'\]"),
+    ("lstm", {}, r"unknown head 'lstm'; valid: \['concat', 'last', 'laya', 'laya_aligned', 'laya_joint', "
+                 r"'scalarmix'\]"),
     ("laya", {"tau": 0}, r"heads.laya.tau: expected a positive number, got 0"),
     ("laya", {"tau": -1.5}, r"heads.laya.tau"),
     ("laya", {"tau": "abc"}, r"heads.laya.tau: expected a number, got 'abc'"),
@@ -122,6 +123,9 @@ def test_psi_mlp_is_shared_across_layers():
     ("laya", {"psi": "relu"}, r"heads.laya.psi: unknown value 'relu'; valid: \['identity', 'mlp'\]"),
     ("laya", {"temperature": 1.0}, r"heads.laya: unknown key\(s\) \['temperature'\]"),
     ("last", {"d_star": 4}, r"heads.last: unknown key\(s\) \['d_star'\]"),
+    ("laya_aligned", {"align_weight": -0.1}, r"heads.laya_aligned.align_weight: expected a number ≥ 0"),
+    ("laya_aligned", {"align_temperature": 0}, r"heads.laya_aligned.align_temperature: expected a positive number"),
+    ("laya_aligned", {"ablation": "noise"}, r"heads.laya_aligned.ablation: unknown value 'noise'"),
 ])
 def test_bad_head_params_name_the_key(name, params, match):
     with pytest.raises(ConfigError, match=match):

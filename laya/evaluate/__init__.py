@@ -1,6 +1,6 @@
 """Perturbation-based evaluation of layer attributions: LOO effects, faithfulness, Deletion@1, explanations."""
 
-from laya.evaluate.ablation import ABLATIONS, ablate, ablation_values, deletion_curve, leave_one_out
+from laya.ablation import ABLATIONS, ablate, ablation_values, deletion_curve, leave_one_out
 from laya.evaluate.config import EvaluateConfig
 from laya.evaluate.faithfulness import deletion_at_1, deletion_auc, faithfulness, spearman_rows
 from laya.evaluate.methods import METHODS, build_method

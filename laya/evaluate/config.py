@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from laya.ablation import ABLATIONS
 from laya.config import ConfigError, choice, require
-from laya.evaluate.ablation import ABLATIONS
 from laya.evaluate.methods import INTRINSIC, METHODS
 from laya.heads import HEADS, LayerHead
 
@@ -32,6 +32,8 @@ class EvaluateConfig:
     batch_size: int = 1000
     explain_n: int = 100  # WIA-AI-009 explanations written for the first explain_n test inputs
     confidence: list[float] = field(default_factory=lambda: [0.6, 0.9])  # low < 0.6 ≤ medium < 0.9 ≤ high
+    cross_ablation: list[str] = field(default_factory=list)  # heads whose pairs are scored again under the other
+    # ablation (mean ↔ zero): a head trained towards one ablation's LOO effects must keep its lead under the other
 
     def validate(self, key: str) -> None:
         choice(self.ablation, ABLATIONS, f"{key}.ablation")
@@ -58,6 +60,10 @@ class EvaluateConfig:
                 "null or a positive integer")
         require(self.batch_size > 0, f"{key}.batch_size", self.batch_size, "a positive integer")
         require(self.explain_n >= 0, f"{key}.explain_n", self.explain_n, "an integer ≥ 0")
+        missing = [h for h in self.cross_ablation if h not in self.heads]
+        if missing:
+            raise ConfigError(f"{key}.cross_ablation: {missing} are explained by no method in {key}.methods; add "
+                              f"them to a method (e.g. intrinsic) or remove them here.")
         low, high = (self.confidence + [None, None])[:2]
         require(len(self.confidence) == 2 and 0 < low < high < 1, f"{key}.confidence", self.confidence,
                 "[low, high] thresholds with 0 < low < high < 1")
@@ -67,7 +73,17 @@ class EvaluateConfig:
         if not heads:
             return self
         methods = {m: [h for h in hs if h not in heads] for m, hs in self.methods.items()}
-        return replace(self, methods={m: hs for m, hs in methods.items() if hs})
+        return replace(self, methods={m: hs for m, hs in methods.items() if hs},
+                       cross_ablation=[h for h in self.cross_ablation if h not in heads])
+
+    def crossed(self) -> EvaluateConfig | None:
+        """The cross_ablation heads' pairs under the other ablation (no explanations); None when there are none."""
+        if not self.cross_ablation:
+            return None
+        other = next(a for a in ABLATIONS if a != self.ablation)
+        methods = {m: [h for h in hs if h in self.cross_ablation] for m, hs in self.methods.items()}
+        return replace(self, ablation=other, methods={m: hs for m, hs in methods.items() if hs}, explain=None,
+                       explain_n=0, cross_ablation=[])
 
     @property
     def pairs(self) -> list[tuple[str, str]]:

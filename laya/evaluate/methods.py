@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import torch
 
+from laya.ablation import leave_one_out
 from laya.config import ConfigError
-from laya.evaluate.ablation import leave_one_out
 
 
 def _inputs(layers: list[torch.Tensor]) -> tuple[torch.Tensor, ...]:

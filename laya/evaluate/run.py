@@ -9,23 +9,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from laya.evaluate.ablation import ablation_values, deletion_curve, leave_one_out
+from laya.ablation import ablation_values, deletion_curve, layer_means, leave_one_out
 from laya.evaluate.config import EvaluateConfig
 from laya.evaluate.faithfulness import deletion_at_1, deletion_auc, faithfulness, spearman_rows
 from laya.evaluate.methods import INTRINSIC, build_method
 from laya.heads import LayerHead
 from laya.store import FeatureStore
-
-
-def layer_means(store: FeatureStore, split: str, layers: list[int]) -> list[np.ndarray]:
-    """(d_i,) mean of each selected layer over a split, accumulated chunk-wise in float64."""
-    sums, count = None, 0
-    for feats, _ in store.batches(split, 1 << 14, layers=layers, dtype=torch.float64):
-        batch_sums = [f.sum(0).numpy() for f in feats]
-        sums = batch_sums if sums is None else [s + b for s, b in zip(sums, batch_sums)]
-        count += len(feats[0])
-    return [s / count for s in sums]
-
 
 Pair = tuple[str, str]  # (method, head): what explains, and what is explained
 

@@ -60,10 +60,24 @@ def load_heads(heads_dir: str | Path, names: list[str], seed: int, store: Featur
     return heads, cards, list(indices.pop())
 
 
-def for_trained(cfg: EvaluateConfig, heads_dir: str | Path) -> EvaluateConfig:
-    """cfg without the pairs of protocol heads (laya_joint) this backbone's protocol did not make; cache-trained
-    heads stay required."""
-    return cfg.without_heads([h for h in cfg.heads if h in JOINT_HEADS and not (Path(heads_dir) / h).is_dir()])
+def trained_heads(heads_dir: str | Path) -> list[str] | None:
+    """The heads the train stage made in `heads_dir`: its params.json's heads.names (heads.names + heads.extra of
+    this backbone) and the joint protocol's co-trained heads; None when the folder has no params.json."""
+    record = Path(heads_dir) / "params.json"
+    if not record.is_file():
+        return None
+    names = json.loads(record.read_text())["heads"]["names"]
+    return names + [h for h in JOINT_HEADS if (Path(heads_dir) / h).is_dir()]
+
+
+def for_trained(cfg: EvaluateConfig, heads_dir: str | Path) -> tuple[EvaluateConfig, list[str]]:
+    """cfg without the pairs of heads not trained for this backbone (laya_joint outside the joint protocol, a
+    heads.extra head of another backbone); returns (cfg, the heads dropped). The explained head stays required."""
+    trained = trained_heads(heads_dir)
+    if trained is None:
+        return cfg, []
+    dropped = [h for h in cfg.heads if h not in trained and h != cfg.explain]
+    return cfg.without_heads(dropped), dropped
 
 
 def trained_seeds(cfg: EvaluateConfig, heads_dir: str | Path, candidates: list[int] | None = None) -> list[int]:

@@ -5,6 +5,7 @@
     alpha = head.layer_weights(layers)  # (B, L) or None
 """
 
+from laya.heads.aligned import AlignedLAYA, AlignedLAYAConfig
 from laya.heads.attention import LAYA, JointLAYA, LAYAConfig
 from laya.heads.base import LayerHead
 from laya.heads.card import HeadCard, head_folder
@@ -12,6 +13,6 @@ from laya.heads.linear import Concat, LastLayer, LinearConfig
 from laya.heads.registry import CACHE_HEADS, HEADS, JOINT_HEADS, build, load, load_with_card, parse_config, save
 from laya.heads.scalarmix import ScalarMix, ScalarMixConfig
 
-__all__ = ["CACHE_HEADS", "HEADS", "JOINT_HEADS", "LAYA", "Concat", "HeadCard", "JointLAYA", "LAYAConfig",
-           "LastLayer", "LayerHead", "LinearConfig", "ScalarMix", "ScalarMixConfig", "build", "head_folder", "load",
-           "load_with_card", "parse_config", "save"]
+__all__ = ["CACHE_HEADS", "HEADS", "JOINT_HEADS", "LAYA", "AlignedLAYA", "AlignedLAYAConfig", "Concat", "HeadCard",
+           "JointLAYA", "LAYAConfig", "LastLayer", "LayerHead", "LinearConfig", "ScalarMix", "ScalarMixConfig",
+           "build", "head_folder", "load", "load_with_card", "parse_config", "save"]

@@ -35,3 +35,10 @@ class LayerHead(nn.Module):
     def layer_weights(self, layers: list[torch.Tensor]) -> torch.Tensor | None:
         """(B, L) per-input weight of each layer, rows summing to 1; None for heads without one."""
         return None
+
+    def auxiliary_loss(self, layers: list[torch.Tensor]) -> torch.Tensor | None:
+        """A training loss term added to the cross-entropy (laya_aligned's alignment); None for most heads."""
+        return None
+
+    def set_ablation_values(self, means: list) -> None:
+        """Called by the train stage with the layers' training-set means, (d_i,) each; a no-op for most heads."""

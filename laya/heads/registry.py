@@ -10,6 +10,7 @@ from pathlib import Path
 
 from laya.artifacts import load_module, save_module
 from laya.config import ConfigError, from_dict
+from laya.heads.aligned import AlignedLAYA, AlignedLAYAConfig
 from laya.heads.attention import LAYA, JointLAYA, LAYAConfig
 from laya.heads.base import LayerHead
 from laya.heads.card import HeadCard
@@ -29,6 +30,7 @@ HEADS: dict[str, HeadType] = {
     "scalarmix": HeadType(ScalarMix, ScalarMixConfig),
     "laya": HeadType(LAYA, LAYAConfig),
     "laya_joint": HeadType(JointLAYA, LAYAConfig),
+    "laya_aligned": HeadType(AlignedLAYA, AlignedLAYAConfig),
 }
 JOINT_HEADS = ("laya_joint",)  # trained with their backbone by the joint protocol, never from a cache
 CACHE_HEADS = tuple(name for name in HEADS if name not in JOINT_HEADS)  # what the train stage trains

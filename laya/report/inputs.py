@@ -21,6 +21,13 @@ class ReportInputs:
     figures: Path | None = None
     heads: list[str] = field(default_factory=list)  # params heads.names: row order
     pairs: list[tuple[str, str]] = field(default_factory=list)  # params evaluate.methods as (method, head)
+    entries: dict[str, dict] = field(default_factory=dict)  # params backbones.<name> (arch, protocol)
+
+    def arch(self, name: str) -> str:
+        return str((self.entries.get(name) or {}).get("arch", name))
+
+    def protocol(self, name: str) -> str:
+        return str((self.entries.get(name) or {}).get("protocol", "frozen"))
 
     def backbone(self, name: str) -> dict:
         return read_json(self.details / f"backbone_{name}.json", f"backbone@{name} metrics")

@@ -15,6 +15,8 @@ class HeadsConfig:
 
     names: list[str] = field(default_factory=lambda: ["last", "concat", "scalarmix", "laya"])
     layers: list[int] | None = None  # indices into the store's layers (negative from the end); None = all
+    extra: dict[str, list[str]] = field(default_factory=dict)  # backbone name → heads trained for it in addition
+    # to `names` (an expensive head only where it is studied, e.g. {mlp: [laya_aligned]})
     configs: dict[str, Any] = field(default_factory=dict)  # head name → its Config; absent = the Config defaults
 
     @classmethod
@@ -22,25 +24,35 @@ class HeadsConfig:
         """From the params section: `names`, `layers`, and one section per registered head, each parsed by that
         head's Config (so an unknown or bad key is an error naming `heads.<name>.<key>`)."""
         values = dict(values or {})
-        unknown = sorted(set(values) - {"names", "layers"} - set(CACHE_HEADS))
+        unknown = sorted(set(values) - {"names", "layers", "extra"} - set(CACHE_HEADS))
         if unknown:
-            raise ConfigError(f"{key}: unknown key(s) {unknown}; valid: ['names', 'layers'] and one section per "
-                              f"head {sorted(CACHE_HEADS)}.")
+            raise ConfigError(f"{key}: unknown key(s) {unknown}; valid: ['names', 'layers', 'extra'] and one "
+                              f"section per head {sorted(CACHE_HEADS)}.")
         configs = {name: parse_config(name, values.pop(name), f"{key}.{name}") for name in list(values)
                    if name in CACHE_HEADS}
         return from_dict(cls, {**values, "configs": configs}, key)
 
     def validate(self, key: str) -> None:
-        joint = [n for n in self.names if n in JOINT_HEADS]
-        if joint:
-            raise ConfigError(f"{key}.names: {joint} are trained together with their backbone (a `backbones` "
-                              f"entry with protocol: joint), not from a cache; remove them from {key}.names.")
-        unknown = [n for n in self.names if n not in CACHE_HEADS]
-        if unknown or not self.names:
-            raise ConfigError(f"{key}.names: unknown head(s) {unknown or '(empty list)'}; valid: "
-                              f"{sorted(CACHE_HEADS)}.")
-        require(len(set(self.names)) == len(self.names), f"{key}.names", self.names, "each head once")
+        _check_names(self.names, f"{key}.names")
+        for backbone, names in self.extra.items():
+            require(isinstance(names, list) and len(names) > 0, f"{key}.extra.{backbone}", names,
+                    "a non-empty list of head names")
+            _check_names(names, f"{key}.extra.{backbone}")
+            twice = sorted(set(names) & set(self.names))
+            if twice:
+                raise ConfigError(f"{key}.extra.{backbone}: {twice} are already in {key}.names; remove them here.")
         require(self.layers is None or len(self.layers) > 0, f"{key}.layers", self.layers, "null or a non-empty list")
+
+    def check_extra(self, backbones) -> None:
+        """Every heads.extra key must name a backbone of params `backbones`."""
+        unknown = sorted(set(self.extra) - set(backbones))
+        if unknown:
+            raise ConfigError(f"heads.extra: {unknown} not in params `backbones` {sorted(backbones)}; rename or "
+                              f"remove them.")
+
+    def for_backbone(self, name: str) -> HeadsConfig:
+        """The heads trained for backbone `name`: names + extra.<name>."""
+        return replace(self, names=[*self.names, *self.extra.get(name, [])], extra={})
 
     def config(self, name: str):
         """The typed Config of head `name`."""
@@ -48,8 +60,19 @@ class HeadsConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """As in params.yaml: names, layers and every registered head's section (defaults filled in)."""
-        return {"names": list(self.names), "layers": self.layers,
+        return {"names": list(self.names), "layers": self.layers, "extra": dict(self.extra),
                 **{name: asdict(self.config(name)) for name in CACHE_HEADS}}
+
+
+def _check_names(names: list[str], key: str) -> None:
+    joint = [n for n in names if n in JOINT_HEADS]
+    if joint:
+        raise ConfigError(f"{key}: {joint} are trained together with their backbone (a `backbones` entry with "
+                          f"protocol: joint), not from a cache; remove them from {key}.")
+    unknown = [n for n in names if n not in CACHE_HEADS]
+    if unknown or not names:
+        raise ConfigError(f"{key}: unknown head(s) {unknown or '(empty list)'}; valid: {sorted(CACHE_HEADS)}.")
+    require(len(set(names)) == len(names), key, names, "each head once")
 
 
 @dataclass(frozen=True)

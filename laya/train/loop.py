@@ -71,7 +71,8 @@ def train_epoch(head: LayerHead, optimizer: torch.optim.Optimizer, loss_fn: nn.M
     """One pass of Adam steps over `batches` of (layers, labels); returns (mean loss, accuracy).
 
     Per step: dropout(input_dropout) on every layer, then mixup with Beta(mixup, mixup) (0 = off; loss and
-    accuracy are λ-weighted over both labels), the step, and the weights' moving average `average` if given."""
+    accuracy are λ-weighted over both labels), plus the head's auxiliary loss if it has one, the step, and the
+    weights' moving average `average` if given."""
     head.train()
     rng = rng if rng is not None else np.random.default_rng(0)
     total_loss, correct, seen = torch.zeros(()), torch.zeros(()), 0
@@ -84,6 +85,9 @@ def train_epoch(head: LayerHead, optimizer: torch.optim.Optimizer, loss_fn: nn.M
             y_a, y_b, lam = y, y, 1.0
         logits = head(feats)
         loss = lam * loss_fn(logits, y_a) + (1 - lam) * loss_fn(logits, y_b) if lam < 1 else loss_fn(logits, y_a)
+        auxiliary = head.auxiliary_loss(feats)  # e.g. laya_aligned's λ·KL(softmax(e/T) ‖ α)
+        if auxiliary is not None:
+            loss = loss + auxiliary
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()

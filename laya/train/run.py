@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from laya.ablation import layer_means
 from laya.heads import JOINT_HEADS, build, head_folder, save
 from laya.io import atomic_path, require_free_space, write_json
 from laya.store import FeatureStore
@@ -35,10 +36,12 @@ def train_heads(store: FeatureStore, heads: HeadsConfig, cfg: TrainConfig, out_d
     results: dict[str, dict[int, dict]] = {}
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    means = layer_means(store, "train", layers)  # ablation values of heads that train on LOO effects
     for name in heads.names:
         for seed in cfg.seeds:
             torch.manual_seed(seed)
             head = build(name, dims, num_classes, config=heads.config(name))
+            head.set_ablation_values(means)
             started = time.perf_counter()
             fit = fit_head(head, store, cfg, layers, seed, device, desc=f"{backbone}/{name} s{seed}")
             test = predict(head, store, "test", layers, device=device)

@@ -1,0 +1,84 @@
+"""The protocol × backbone tables: the same architecture trained frozen, jointly with LAYA, or pretrained on other
+classes, side by side (numbers copied from the stages' detail files), and the issue's targets checked on them."""
+
+from __future__ import annotations
+
+from laya.report.document import Block, Table
+from laya.report.inputs import ReportInputs
+
+PROTOCOL_TEXT = (
+    "Protocols: `frozen` — the backbone trained with a linear classifier, frozen, every head trained on its cache; "
+    "`joint` — backbone and LAYA trained end to end (the LAYA paper's; the co-trained head is `laya_joint`, the "
+    "other heads train on the frozen cache of that same backbone, one backbone per seed); `transfer` — the "
+    "backbone trained on other classes (`pretrain_classes`), frozen, every head trained and scored on the "
+    "remaining classes only (chance is 1/5 there, 1/10 elsewhere). Mean ± sample std over the seeds shown.")
+
+
+def _pm(stats: dict | None, digits: int = 4) -> str:
+    return "—" if stats is None else f"{stats['mean']:.{digits}f} ± {stats['std']:.{digits}f}"
+
+
+def _entries(inputs: ReportInputs) -> list[tuple[str, str, str]]:
+    """(arch, protocol, entry) sorted by architecture, then protocol in PROTOCOLS order, then params order."""
+    order = {"frozen": 0, "joint": 1, "transfer": 2}
+    archs = list(dict.fromkeys(inputs.arch(name) for name in inputs.backbones))
+    rows = [(inputs.arch(n), inputs.protocol(n), n) for n in inputs.backbones]
+    return sorted(rows, key=lambda r: (archs.index(r[0]), order.get(r[1], 9), inputs.backbones.index(r[2])))
+
+
+def protocol_accuracy_table(inputs: ReportInputs) -> list[Block]:
+    """Rows (architecture, protocol); columns: the backbone's own accuracy (the joint model's for joint) and each
+    head's test accuracy."""
+    entries = _entries(inputs)
+    trains = {n: inputs.train(n)["accuracy"] for _, _, n in entries}
+    heads = list(dict.fromkeys([*inputs.heads, *(h for t in trains.values() for h in t)]))
+    rows = []
+    for arch, protocol, name in entries:
+        card = inputs.backbone(name)
+        own = f"{card['test_accuracy']:.4f}" + (f" ± {card['test_accuracy_std']:.4f}"
+                                                 if "test_accuracy_std" in card else "")
+        seeds = max(len(a["seeds"]) for a in trains[name].values())
+        rows.append([arch, protocol, name, str(seeds), own, *(_pm(trains[name].get(h)) for h in heads)])
+    return [Table(["arch", "protocol", "entry", "seeds", "backbone (own classifier)", *heads], rows)]
+
+
+def protocol_attribution_table(inputs: ReportInputs) -> list[Block]:
+    """One row per (architecture, protocol, head, method): faithfulness and Deletion@1, mean ± std."""
+    rows = []
+    for arch, protocol, name in _entries(inputs):
+        e = inputs.evaluate(name)
+        if e is None:
+            continue
+        found = [(m, h) for h, methods in e["faithfulness"].items() for m in methods]
+        for method, head in dict.fromkeys([p for p in inputs.pairs if p in found] + found):
+            rows.append([arch, protocol, head, method, *(
+                f"{e[g][head][method]:.3f} ± {e[f'{g}_std'][head][method]:.3f}" for g in ("faithfulness",
+                                                                                        "deletion_at_1"))])
+    if not rows:
+        return ["(no evaluate metrics yet: run `dvc repro`)"]
+    return [Table(["arch", "protocol", "head", "method", "faithfulness", "Deletion@1"], rows)]
+
+
+def target_lines(inputs: ReportInputs) -> list[Block]:
+    """The issue's targets, each stated as met or missed with the measured numbers."""
+    lines = []
+    for arch, protocol, name in _entries(inputs):
+        acc = inputs.train(name)["accuracy"]
+        if protocol == "joint" and arch == "mlp" and "laya_joint" in acc:
+            e = inputs.evaluate(name)
+            faith = e["faithfulness"]["laya_joint"]["intrinsic"] if e else None
+            verdict = ("met" if acc["laya_joint"]["mean"] >= 0.8842 and faith is not None and faith >= 0.8575
+                       else "missed")
+            shown = "—" if faith is None else f"{faith:.3f} ± {e['faithfulness_std']['laya_joint']['intrinsic']:.3f}"
+            lines.append(f"`{name}`: laya_joint accuracy {_pm(acc['laya_joint'])} (paper 0.8842), faithfulness "
+                         f"of α {shown} (paper 0.8575) — target {verdict}.")
+        if protocol == "transfer" and {"laya", "last"} <= set(acc):
+            gain = 100 * (acc["laya"]["mean"] - acc["last"]["mean"])
+            lines.append(f"`{name}`: LAYA {_pm(acc['laya'])} vs LastLayer {_pm(acc['last'])}: {gain:+.2f} pp "
+                         f"({'≥' if gain >= 1.0 else '<'} +1.0 pp).")
+    return [" ".join(lines)] if lines else []
+
+
+def protocol_blocks(inputs: ReportInputs) -> list[Block]:
+    return [PROTOCOL_TEXT, *protocol_accuracy_table(inputs), *target_lines(inputs),
+            "Faithfulness and Deletion@1 of every method, by protocol:", *protocol_attribution_table(inputs)]
