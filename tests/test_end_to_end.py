@@ -113,6 +113,13 @@ def test_dvc_repro_smoke(tmp_path):
         for line in payloads:
             validate(json.loads(line))
         assert (repo / "reports" / "figures" / name / "alpha_by_class.png").stat().st_size > 10_000
+        sanity = read_json(repo / "reports" / "details" / f"sanity_{name}.json")["heads"]
+        assert sanity["laya"]["model_randomisation"]["intrinsic"]["classifier"] == 1.0  # α ignores the classifier
+        assert (repo / "reports" / "figures" / f"sanity_{name}.png").stat().st_size > 10_000
+    assert set(read_json(repo / "reports" / "details" / "sanity_mlp_joint.json")["heads"]) == {"laya", "laya_joint"}
+    aligned = read_json(repo / "reports" / "details" / "evaluate_mlp.json")
+    assert aligned["cross_ablation"]["ablation"] == "zero" and "ig" in aligned["cross_ablation"]["faithfulness"][
+        "laya_aligned"]
     clt = read_json(repo / "reports" / "details" / "clt.json")
     assert clt["cls"]["l0"] <= 8 and clt["patch"]["r2"] <= 1 and set(clt["cls"]["per_layer"]["r2"]) == set(vit.layers)
     assert clt["replacement"]["original"] == pytest.approx(
@@ -123,6 +130,8 @@ def test_dvc_repro_smoke(tmp_path):
     assert {"relu_topk_k4", "abs_topk_k16", "jumprelu_l0.01"} <= set(frontier)
     report = (repo / "reports" / "report.md").read_text()
     assert "| laya |" in report and "| laya | ig |" in report and "| relu_topk_k16 |" in report
+    assert "| mlp | joint | mlp_joint | 1 |" in report and "| cnn | transfer | cnn_transfer | 1 |" in report
+    assert "| mlp | laya | intrinsic | 1.000 |" in report  # the sanity table
     assert "(Fashion-MNIST test split)" in report
     assert "](figures/vit/methods.png)" in report and (repo / "reports" / "index.html").stat().st_size > 100_000
     headline = read_json(repo / "reports" / "metrics" / "mlp.json")["mlp"]
@@ -177,8 +186,8 @@ def test_dvc_repro_smoke(tmp_path):
 
     # an ablation of a head's hyper-parameter reruns the train stages only
     exp = _run(["dvc", "exp", "run", "-S", "heads.laya.tau=0.5"], repo, env)
-    assert _stages_run(exp) == {f"{stage}@{name}" for stage in ("train", "evaluate") for name in NAMES} | {
-        "check", "report"}
+    assert _stages_run(exp) == {f"{stage}@{name}" for stage in ("train", "evaluate", "sanity")
+                                for name in NAMES} | {"check", "report"}
     assert read_json(repo / "data" / "heads" / "mlp" / "laya" / "seed0" / "config.json")["params"]["tau"] == 0.5
     diff = _run(["dvc", "metrics", "diff"], repo, env)
     assert "reports/metrics/mlp.json" in diff and "mlp.acc.laya" in diff and "seeds" not in diff, diff
@@ -186,7 +195,8 @@ def test_dvc_repro_smoke(tmp_path):
     # the ablation kind of the evaluation reruns the evaluate stages only; the CLT's activation only `clt`
     # (both in one experiment to keep the smoke run short: neither reruns extraction, training or the frontier)
     exp = _run(["dvc", "exp", "run", "-S", "evaluate.ablation=zero", "-S", "clt.activation=abs_topk"], repo, env)
-    assert _stages_run(exp) == {f"evaluate@{name}" for name in NAMES} | {"check", "clt", "report"}, exp
+    assert _stages_run(exp) == {f"{stage}@{name}" for stage in ("evaluate", "sanity") for name in NAMES} | {
+        "check", "clt", "report"}, exp
     diff = _run(["dvc", "metrics", "diff", "--targets", "reports/metrics/mlp.json", "reports/metrics/clt.json"],
                 repo, env)
     assert "mlp.faith.laya.intrinsic" in diff and "clt.r2.cls" in diff, diff

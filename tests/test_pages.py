@@ -68,5 +68,5 @@ def test_the_html_report_is_one_file_with_its_figures_and_renders_offline(tmp_pa
     figures = sorted(REPO.glob("reports/figures/**/*.png"))
     assert html.count('src="data:image/png;base64,') == len(figures) > 0
     assert "http://" not in html and "https://" not in html  # nothing to fetch
-    pixels = screenshot(out / "index.html", tmp_path / "index.png", height=4000)
+    pixels = screenshot(out / "index.html", tmp_path / "index.png", height=16000)  # the figures follow the tables
     assert inked(pixels) > 0.05 and colours(pixels) >= 4, (inked(pixels), colours(pixels))

@@ -132,3 +132,43 @@ def test_the_pages_carry_the_figures_as_links_and_inline(tmp_path):
     page = to_html(blocks, "laya report")
     assert page.count('<img alt="mlp: faithfulness') == 1 and 'src="data:image/png;base64,iVBOR' in page
     assert "<td>mlp</td><td>0.8875</td>" in page and "<code>dvc repro" in page
+
+
+def test_protocol_tables_put_each_architecture_s_protocols_side_by_side_and_state_the_targets(tmp_path):
+    _details(tmp_path, ["mlp", "mlp_joint"])
+    _write(tmp_path, "backbone_mlp_transfer.json", {"test_accuracy": 0.95, "best_epoch": 2, "parameters": 9})
+    _write(tmp_path, "train_mlp_transfer.json", {
+        "accuracy": {"last": {"mean": 0.80, "std": 0.01, "seeds": {"s0": 0.8}},
+                     "laya": {"mean": 0.8125, "std": 0.01, "seeds": {"s0": 0.8125}}}, "macro_f1": {}})
+    train = json.loads((tmp_path / "train_mlp_joint.json").read_text())
+    train["accuracy"]["laya_joint"] = {"mean": 0.8866, "std": 0.003, "seeds": {"s0": 0.8866}}
+    _write(tmp_path, "train_mlp_joint.json", train)
+    _write(tmp_path, "evaluate_mlp_joint.json", {
+        "faithfulness": {"laya_joint": {"intrinsic": 0.88}}, "faithfulness_std": {"laya_joint": {"intrinsic": 0.01}},
+        "deletion_at_1": {"laya_joint": {"intrinsic": 0.2}}, "deletion_at_1_std": {"laya_joint": {"intrinsic": 0.0}},
+        "deletion_auc": {"laya_joint": {"intrinsic": 0.1}}, "faithfulness_undefined": {"laya_joint": {"intrinsic": 0}},
+        "accuracy": {"laya_joint": 0.88}, "ablated_accuracy": {"laya_joint": {"l0": 0.5}}})
+    entries = {"mlp_transfer": {"arch": "mlp", "protocol": "transfer"}, "mlp": {"arch": "mlp"},
+               "mlp_joint": {"arch": "mlp", "protocol": "joint"}}
+    text = _markdown(ReportInputs("Fashion-MNIST", list(entries), tmp_path, heads=["last", "laya"],
+                                  entries=entries))
+    table = text[text.index("| arch | protocol | entry |"):]
+    assert table.index("| mlp | frozen | mlp |") < table.index("| mlp | joint | mlp_joint |") < table.index(
+        "| mlp | transfer | mlp_transfer |")
+    assert "| mlp | joint | mlp_joint | 1 | 0.8621 | 0.8621 ± 0.0010 | 0.8721 ± 0.0020 | 0.8866 ± 0.0030 |" in table
+    assert "laya_joint accuracy 0.8866 ± 0.0030 (paper 0.8842), faithfulness of α 0.880 ± 0.010" in text
+    assert "target met" in text and "LAYA 0.8125 ± 0.0100 vs LastLayer 0.8000 ± 0.0100: +1.25 pp (≥ +1.0 pp)" in text
+    assert "| mlp | joint | laya_joint | intrinsic | 0.880 ± 0.010 | 0.200 ± 0.000 |" in text
+
+
+def test_sanity_tables_show_each_step_and_the_random_label_head(tmp_path):
+    _details(tmp_path, ["mlp"])
+    head = {"samples": 1000, "accuracy": {"trained": 0.9, "classifier": 0.1, "scorer": 0.1, "adapters": 0.1,
+                                          "random_labels": 0.11},
+            "random_labels_train_accuracy": 0.2,
+            "model_randomisation": {"intrinsic": {"classifier": 1.0, "scorer": 0.12, "adapters": -0.05}},
+            "data_randomisation": {"intrinsic": 0.3}, "undefined": {}}
+    _write(tmp_path, "sanity_mlp.json", {"seed": 0, "ablation": "mean", "heads": {"laya": head}})
+    text = _markdown(ReportInputs("Fashion-MNIST", ["mlp"], tmp_path))
+    assert "| mlp | laya | intrinsic | 1.000 | 0.120 | −0.050 | 0.300 |" in text
+    assert "| mlp | laya | 0.9000 | 0.1000 | 0.1000 | 0.1000 | 0.1100 | 0.2000 |" in text

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from laya.ablation import ABLATIONS
-from laya.config import ConfigError, choice, require
+from laya.config import ConfigError, choice, from_dict, require
 from laya.evaluate.methods import INTRINSIC, METHODS
 from laya.heads import HEADS, LayerHead
 
@@ -14,6 +14,35 @@ from laya.heads import HEADS, LayerHead
 def _default_methods() -> dict[str, list[str]]:
     return {"intrinsic": ["laya", "scalarmix"], "ig": ["laya"], "grad_x_act": ["laya"], "saliency": ["laya"],
             "random": ["laya"], "loo": ["laya"]}
+
+
+SANITY_HEADS = ("laya", "laya_joint", "laya_aligned")  # heads with a randomisation cascade (laya.sanity)
+
+
+@dataclass(frozen=True)
+class SanityConfig:
+    """params `evaluate.sanity`: the stage sanity@<name> (laya.sanity): model and data randomisation."""
+
+    heads: list[str] = field(default_factory=lambda: list(SANITY_HEADS))  # heads checked (absent ones skipped)
+    methods: list[str] = field(default_factory=lambda: ["intrinsic", "ig", "grad_x_act", "saliency", "loo"])
+    max_samples: int = 1000  # first test inputs whose attributions are compared
+    label_epochs: int = 5  # epochs of the head trained on permuted training labels (no early stopping)
+    seed: int = 0  # re-initialisation and label permutation
+
+    def validate(self, key: str) -> None:
+        require(len(self.heads) > 0 and len(set(self.heads)) == len(self.heads), f"{key}.heads", self.heads,
+                "a non-empty list of distinct head names")
+        unsupported = [h for h in self.heads if h not in SANITY_HEADS]
+        if unsupported:
+            raise ConfigError(f"{key}.heads: {unsupported} have no randomisation cascade; valid: "
+                              f"{list(SANITY_HEADS)}.")
+        unknown = [m for m in self.methods if m not in METHODS or m == "random"]
+        if unknown or not self.methods:
+            raise ConfigError(f"{key}.methods: {unknown or '(empty list)'} cannot be checked; valid: "
+                              f"{sorted(m for m in METHODS if m != 'random')} (random draws the same numbers "
+                              f"for any weights).")
+        require(self.max_samples > 0, f"{key}.max_samples", self.max_samples, "a positive integer")
+        require(self.label_epochs >= 1, f"{key}.label_epochs", self.label_epochs, "an integer ≥ 1")
 
 
 def has_layer_weights(head: str) -> bool:
@@ -32,6 +61,7 @@ class EvaluateConfig:
     batch_size: int = 1000
     explain_n: int = 100  # WIA-AI-009 explanations written for the first explain_n test inputs
     confidence: list[float] = field(default_factory=lambda: [0.6, 0.9])  # low < 0.6 ≤ medium < 0.9 ≤ high
+    sanity: dict = field(default_factory=dict)  # SanityConfig keys (stage sanity@<name>)
     cross_ablation: list[str] = field(default_factory=list)  # heads whose pairs are scored again under the other
     # ablation (mean ↔ zero): a head trained towards one ablation's LOO effects must keep its lead under the other
 
@@ -60,6 +90,7 @@ class EvaluateConfig:
                 "null or a positive integer")
         require(self.batch_size > 0, f"{key}.batch_size", self.batch_size, "a positive integer")
         require(self.explain_n >= 0, f"{key}.explain_n", self.explain_n, "an integer ≥ 0")
+        self.sanity_config(key)
         missing = [h for h in self.cross_ablation if h not in self.heads]
         if missing:
             raise ConfigError(f"{key}.cross_ablation: {missing} are explained by no method in {key}.methods; add "
@@ -67,6 +98,9 @@ class EvaluateConfig:
         low, high = (self.confidence + [None, None])[:2]
         require(len(self.confidence) == 2 and 0 < low < high < 1, f"{key}.confidence", self.confidence,
                 "[low, high] thresholds with 0 < low < high < 1")
+
+    def sanity_config(self, key: str = "evaluate") -> SanityConfig:
+        return from_dict(SanityConfig, self.sanity, f"{key}.sanity")
 
     def without_heads(self, heads: list[str]) -> EvaluateConfig:
         """The same config with every pair explaining one of `heads` dropped (heads a backbone does not have)."""

@@ -39,6 +39,10 @@ class ReportInputs:
         path = self.details / f"evaluate_{name}.json"
         return read_json(path, f"evaluate@{name} metrics") if path.is_file() else None
 
+    def sanity(self, name: str) -> dict | None:
+        path = self.details / f"sanity_{name}.json"
+        return read_json(path, f"sanity@{name} metrics") if path.is_file() else None
+
     def clt(self) -> dict | None:
         path = self.details / "clt.json"
         return read_json(path, "clt metrics") if path.is_file() else None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from laya.report.document import Block, Figure, Heading
 from laya.report.inputs import ReportInputs
 from laya.report.protocols import protocol_blocks
+from laya.report.sanity import sanity_tables
 from laya.report.tables import accuracy_table, attribution_tables, backbone_table, clt_tables, frontier_tables
 
 EVALUATE_FIGURES = {  # reports/figures/<backbone>/<file>: caption
@@ -43,6 +44,7 @@ def report_blocks(inputs: ReportInputs) -> list[Block]:
         Heading(2, "Protocols: frozen, joint, transfer"), *protocol_blocks(inputs),
         Heading(2, "Layer attributions vs leave-one-layer-out (test split)"), ATTRIBUTION_TEXT,
         *attribution_tables(inputs),
+        Heading(2, "Sanity checks: attributions after destroying the weights or the labels"), *sanity_tables(inputs),
         Heading(2, "Cross-layer transcoder of the ViT's MLP blocks (test split)"), CLT_TEXT, *clt_tables(inputs),
         Heading(3, "Reconstruction vs sparsity (`clt_frontier`)"), *frontier_tables(inputs),
     ]
@@ -57,6 +59,9 @@ def figure_blocks(inputs: ReportInputs) -> list[Block]:
     for name in inputs.backbones:
         found = [Figure(inputs.figures / name / file, f"{name}: {caption}") for file, caption in
                  EVALUATE_FIGURES.items() if (inputs.figures / name / file).is_file()]
+        sanity = inputs.figures / f"sanity_{name}.png"
+        if sanity.is_file():
+            found.append(Figure(sanity, f"{name}: sanity checks — Spearman to the trained head's attributions"))
         if found:
             blocks += [Heading(3, name), *found]
     found = [Figure(inputs.figures / file, caption) for file, caption in CLT_FIGURES.items()
