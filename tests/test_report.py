@@ -172,3 +172,30 @@ def test_sanity_tables_show_each_step_and_the_random_label_head(tmp_path):
     text = _markdown(ReportInputs("Fashion-MNIST", ["mlp"], tmp_path))
     assert "| mlp | laya | intrinsic | 1.000 | 0.120 | −0.050 | 0.300 |" in text
     assert "| mlp | laya | 0.9000 | 0.1000 | 0.1000 | 0.1000 | 0.1100 | 0.2000 |" in text
+
+
+def test_aligned_block_puts_laya_beside_it_under_both_ablations_and_states_its_targets(tmp_path):
+    _details(tmp_path, ["mlp"])
+    train = json.loads((tmp_path / "train_mlp.json").read_text())
+    train["accuracy"]["laya_aligned"] = {"mean": 0.8955, "std": 0.001, "seeds": {"s0": 0.8955}}  # laya 0.8975
+    _write(tmp_path, "train_mlp.json", train)
+    pairs = {"laya": {"intrinsic": 0.766, "ig": 0.931, "loo": 1.0}, "laya_aligned": {"intrinsic": 0.95, "ig": 0.94}}
+    crossed = {"laya_aligned": {"intrinsic": 0.81, "ig": 0.89}}
+    _write(tmp_path, "evaluate_mlp.json", {
+        "faithfulness": pairs, "faithfulness_std": pairs, "deletion_at_1": pairs, "deletion_at_1_std": pairs,
+        "deletion_auc": pairs, "faithfulness_undefined": {h: dict.fromkeys(m, 0) for h, m in pairs.items()},
+        "accuracy": {"laya": 0.9}, "ablated_accuracy": {"laya": {"blocks.0": 0.8}},
+        "cross_ablation": {"ablation": "zero", "faithfulness": crossed, "faithfulness_std": crossed}})
+    text = _markdown(ReportInputs("Fashion-MNIST", ["mlp"], tmp_path))
+    section = text[text.index("## An aligned LAYA"):]
+    assert "| mlp | laya_aligned | 0.8955 ± 0.0010 | intrinsic | 0.950 ± 0.950 | 0.950 ± 0.950 | 0.810 ± 0.810 |" \
+        in section
+    assert "| mlp | laya | 0.8975 ± 0.0020 | ig | 0.931 ± 0.931 | 0.931 ± 0.931 | — |" in section
+    assert "| loo |" not in section  # the oracle is the target itself, not a competitor
+    assert "faithfulness of α 0.950 vs IG on the same head 0.940 (met)" in section
+    assert "accuracy 0.8955 vs LAYA 0.8975, -0.20 pp (met: ≥ −0.3 pp)" in section
+
+
+def test_no_aligned_section_without_an_aligned_head(tmp_path):
+    _evaluate(_details(tmp_path, ["mlp"]))
+    assert "An aligned LAYA" not in _markdown(ReportInputs("Fashion-MNIST", ["mlp"], tmp_path))
