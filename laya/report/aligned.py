@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from laya.report.document import Block, Table
 from laya.report.inputs import ReportInputs
+from laya.report.tables import mean_std
 
 ALIGNED, LAYA = "laya_aligned", "laya"
 ALIGNED_TEXT = (
@@ -14,10 +15,12 @@ ALIGNED_TEXT = (
     "trained with, and in the sanity checks below. Mean ± sample std over the evaluated seeds.")
 
 
-def _pm(group: dict, stds: dict, head: str, method: str) -> str:
-    if method not in group.get(head, {}):
-        return "—"
-    return f"{group[head][method]:.3f} ± {stds[head][method]:.3f}"
+def _stats(scores: dict, group: str, head: str, method: str) -> dict | None:
+    """{"mean", "std"} of one (head, method) pair of a metrics group ("faithfulness": keys faithfulness and
+    faithfulness_std), or None when the pair was not scored."""
+    if method not in scores.get(group, {}).get(head, {}):
+        return None
+    return {"mean": scores[group][head][method], "std": scores[f"{group}_std"][head][method]}
 
 
 def aligned_rows(name: str, evaluation: dict, accuracy: dict) -> list[list[str]]:
@@ -28,10 +31,10 @@ def aligned_rows(name: str, evaluation: dict, accuracy: dict) -> list[list[str]]
         for method in evaluation["faithfulness"].get(head, {}):
             if method in ("random", "loo"):
                 continue
-            rows.append([name, head, f"{acc['mean']:.4f} ± {acc['std']:.4f}" if acc else "—", method,
-                         _pm(evaluation["faithfulness"], evaluation["faithfulness_std"], head, method),
-                         _pm(evaluation["deletion_at_1"], evaluation["deletion_at_1_std"], head, method),
-                         _pm(cross.get("faithfulness", {}), cross.get("faithfulness_std", {}), head, method)])
+            rows.append([name, head, mean_std(acc), method,
+                         *(mean_std(_stats(scores, group, head, method), 3)
+                           for scores, group in ((evaluation, "faithfulness"), (evaluation, "deletion_at_1"),
+                                                 (cross, "faithfulness")))])
     return rows
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from laya.report.document import Block, Table
 from laya.report.inputs import ReportInputs
+from laya.report.tables import mean_std
 
 PROTOCOL_TEXT = (
     "Protocols: `frozen` — the backbone trained with a linear classifier, frozen, every head trained on its cache; "
@@ -12,10 +13,6 @@ PROTOCOL_TEXT = (
     "other heads train on the frozen cache of that same backbone, one backbone per seed); `transfer` — the "
     "backbone trained on other classes (`pretrain_classes`), frozen, every head trained and scored on the "
     "remaining classes only (chance is 1/5 there, 1/10 elsewhere). Mean ± sample std over the seeds shown.")
-
-
-def _pm(stats: dict | None, digits: int = 4) -> str:
-    return "—" if stats is None else f"{stats['mean']:.{digits}f} ± {stats['std']:.{digits}f}"
 
 
 def _entries(inputs: ReportInputs) -> list[tuple[str, str, str]]:
@@ -38,7 +35,7 @@ def protocol_accuracy_table(inputs: ReportInputs) -> list[Block]:
         own = f"{card['test_accuracy']:.4f}" + (f" ± {card['test_accuracy_std']:.4f}"
                                                  if "test_accuracy_std" in card else "")
         seeds = max(len(a["seeds"]) for a in trains[name].values())
-        rows.append([arch, protocol, name, str(seeds), own, *(_pm(trains[name].get(h)) for h in heads)])
+        rows.append([arch, protocol, name, str(seeds), own, *(mean_std(trains[name].get(h)) for h in heads)])
     return [Table(["arch", "protocol", "entry", "seeds", "backbone (own classifier)", *heads], rows)]
 
 
@@ -70,11 +67,11 @@ def target_lines(inputs: ReportInputs) -> list[Block]:
             verdict = ("met" if acc["laya_joint"]["mean"] >= 0.8842 and faith is not None and faith >= 0.8575
                        else "missed")
             shown = "—" if faith is None else f"{faith:.3f} ± {e['faithfulness_std']['laya_joint']['intrinsic']:.3f}"
-            lines.append(f"`{name}`: laya_joint accuracy {_pm(acc['laya_joint'])} (paper 0.8842), faithfulness "
+            lines.append(f"`{name}`: laya_joint accuracy {mean_std(acc['laya_joint'])} (paper 0.8842), faithfulness "
                          f"of α {shown} (paper 0.8575) — target {verdict}.")
         if protocol == "transfer" and {"laya", "last"} <= set(acc):
             gain = 100 * (acc["laya"]["mean"] - acc["last"]["mean"])
-            lines.append(f"`{name}`: LAYA {_pm(acc['laya'])} vs LastLayer {_pm(acc['last'])}: {gain:+.2f} pp "
+            lines.append(f"`{name}`: LAYA {mean_std(acc['laya'])} vs LastLayer {mean_std(acc['last'])}: {gain:+.2f} pp "
                          f"({'≥' if gain >= 1.0 else '<'} +1.0 pp).")
     return [" ".join(lines)] if lines else []
 

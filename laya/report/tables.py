@@ -6,8 +6,9 @@ from laya.report.document import Block, Table
 from laya.report.inputs import ReportInputs
 
 
-def _cell(stats: dict | None) -> str:
-    return "—" if stats is None else f"{stats['mean']:.4f} ± {stats['std']:.4f}"
+def mean_std(stats: dict | None, digits: int = 4) -> str:
+    """'0.9014 ± 0.0007' from {"mean", "std"}; '—' when there is none."""
+    return "—" if stats is None else f"{stats['mean']:.{digits}f} ± {stats['std']:.{digits}f}"
 
 
 def backbone_table(inputs: ReportInputs) -> list[Block]:
@@ -27,7 +28,7 @@ def accuracy_table(inputs: ReportInputs) -> list[Block]:
     seeds = max(len(a["seeds"]) for m in metrics.values() for a in m["accuracy"].values())
     rows = []
     for head in heads:
-        acc = [_cell(m["accuracy"].get(head)) for m in metrics.values()]
+        acc = [mean_std(m["accuracy"].get(head)) for m in metrics.values()]
         f1 = [f"{m['macro_f1'][head]['mean']:.4f}" if head in m["macro_f1"] else "—" for m in metrics.values()]
         rows.append([head, *acc, *f1])
     return [Table(["head", *metrics, *(f"macro-F1 {b}" for b in metrics)], rows),
