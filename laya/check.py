@@ -17,6 +17,7 @@ from laya.config import SECTIONS, ConfigError, from_dict, section
 from laya.data.config import DataConfig
 from laya.evaluate.config import EvaluateConfig
 from laya.extract.config import ExtractConfig
+from laya.parallel import resolve_workers
 from laya.train.config import HeadsConfig, TrainConfig
 
 DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?")
@@ -28,6 +29,7 @@ def check_params(params: dict[str, Any], where: str = "params.yaml") -> list[str
     device = params.get("device", "auto")
     if not isinstance(device, str) or not DEVICE.fullmatch(device):
         raise ConfigError(f"{where}: device: expected auto, cpu, cuda or cuda:<index>, got {device!r}.")
+    resolve_workers(params.get("workers", "auto"))
     from_dict(DataConfig, section(params, "data", where), "data")
     backbones = section(params, "backbones", where)
     if not backbones:

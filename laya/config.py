@@ -16,7 +16,7 @@ import yaml
 
 SPLITS = ("train", "val", "test")  # every prepared dataset and feature store has these three
 # the top-level sections of params.yaml; anything else is a typo that would otherwise be silently ignored
-SECTIONS = ("device", "data", "backbones", "extract", "heads", "train", "evaluate", "clt", "clt_frontier")
+SECTIONS = ("device", "workers", "data", "backbones", "extract", "heads", "train", "evaluate", "clt", "clt_frontier")
 
 
 class ConfigError(ValueError):

@@ -41,6 +41,10 @@ class FeatureStore:
             raise ConfigError(f"{path}: no feature store here; run `dvc repro extract@<backbone>` to build it.")
         return cls(path, zarr.open_group(path, mode="r"))
 
+    def __reduce__(self):
+        """Pickled (for a worker process, laya.parallel) as its path and memory budget: the receiver reopens it."""
+        return (_reopen, (str(self.path), self._memory_budget, self.fingerprint.hash))
+
     @property
     def fingerprint(self) -> Fingerprint:
         return self.info.fingerprint
@@ -159,3 +163,11 @@ class FeatureStore:
                 else:
                     pick = order[lo:lo + batch_size]
                     yield [f.index_select(0, pick) for f in feats], labels.index_select(0, pick)
+
+
+def _reopen(path: str, memory_budget: int, fingerprint: str) -> FeatureStore:
+    store = FeatureStore.open(path)
+    if store.fingerprint.hash != fingerprint:
+        raise ConfigError(f"{path}: the feature store changed while a stage was reading it; rerun the stage.")
+    store.keep_in_memory(memory_budget)
+    return store

@@ -3,8 +3,9 @@
     python pipeline/backbone.py --name mlp --data data/prepared/fashion_mnist.zarr \
         --out data/backbones/mlp --metrics reports/details/backbone_mlp.json
 
-Reads params `backbones.<name>` and `device`. Protocol frozen: the backbone with a linear classifier; transfer:
-the same on `pretrain_classes` only; joint: per seed, backbone + LAYA head end to end (laya.protocols).
+Reads params `backbones.<name>`, `device` and `workers` (joint models side by side). Protocol frozen: the
+backbone with a linear classifier; transfer: the same on `pretrain_classes` only; joint: per seed, backbone +
+LAYA head end to end (laya.protocols).
 Writes model.safetensors + config.json (the backbone card: the params used, the training history, the weights'
 SHA-256 — nothing that varies from run to run, so a rebuild is byte-identical) per backbone, the joint heads
 beside them, and the test accuracy (the joint model's, for joint) as details.
@@ -20,6 +21,7 @@ from laya.config import from_dict, load_params, section
 from laya.data import PreparedData
 from laya.device import device_from_params
 from laya.io import staged, write_json
+from laya.parallel import workers_from_params
 from laya.protocols.create import create_protocol
 
 
@@ -52,7 +54,8 @@ def main() -> None:
     started = time.perf_counter()
     data = PreparedData(args.data)
     with staged(args.out, args.metrics) as (out, metrics):
-        summaries = create_protocol(args.name, cfg, data, out, device_from_params(params), key)
+        device = device_from_params(params)
+        summaries = create_protocol(args.name, cfg, data, out, device, key, workers_from_params(params, device))
         write_json(metrics, details(cfg, summaries))
     accuracies = ", ".join(f"{s['unit'] or 'test'} {s['test_accuracy']:.4f} (best epoch {s['best_epoch']})"
                            for s in summaries)

@@ -5,7 +5,8 @@ JumpReLU × λ, CLS and patch tokens, plus the ViT's test accuracy with its CLS 
         --data data/prepared/fashion_mnist.zarr --metrics reports/details/clt_frontier.json \
         --table reports/clt/frontier.csv --figure reports/figures/clt_frontier.png
 
-Reads params `clt_frontier` and the shared settings of `clt` (tokens, dict_size, lr, batch size, seed, …).
+Reads params `clt_frontier`, the shared settings of `clt` (tokens, dict_size, lr, batch size, seed, …), `device`
+and `workers` (sweep points side by side).
 """
 
 import time
@@ -14,12 +15,13 @@ import pandas as pd
 
 from laya import plots
 from laya.cli import parser, run
-from laya.clt import CLTConfig, FrontierConfig, load_tokens
-from laya.clt.replace import Replacement
-from laya.clt.run import ViTCache, frontier_configs, reconstruction, replaced_accuracy, test_tokens, train_clt
+from laya.clt import CLTConfig, FrontierConfig
+from laya.clt.frontier import FrontierPoint, fit_point, release
+from laya.clt.run import ViTCache, frontier_configs, replaced_accuracy
 from laya.config import from_dict, load_params, section
 from laya.device import device_from_params
 from laya.io import staged, write_json
+from laya.parallel import run_jobs, workers_from_params
 
 
 def label(point: dict) -> str:
@@ -40,25 +42,20 @@ def main() -> None:
     sweep = from_dict(FrontierConfig, section(params, "clt_frontier"), "clt_frontier")
     device = device_from_params(params)
     cache = ViTCache.open(args.features, args.backbone, args.data)
-    store = cache.store
     started = time.perf_counter()
-    train = load_tokens(store, "train", base.tokens, sweep.max_images)
-    tests = test_tokens(store)
     configs = frontier_configs(base, sweep.activations, sweep.ks, sweep.sparsities, sweep.epochs, sweep.max_images)
-    print(f"clt_frontier: {len(configs)} CLTs, {len(train)} {base.tokens} training tokens, {sweep.epochs} epochs each")
-    points = []
-    for cfg in configs:
-        model, _ = train_clt(store, cfg, train, device, desc=f"{cfg.activation} k={cfg.k} λ={cfg.sparsity:g}")
-        scores = reconstruction(model, tests, device)
-        point = {"activation": cfg.activation, "k": cfg.k if cfg.activation != "jumprelu" else None,
-                 "sparsity": cfg.sparsity if cfg.activation == "jumprelu" else None}
-        for kind, m in scores.items():
-            point.update({f"{kind}_{name}": round(m[name], 6) for name in ("r2", "cosine", "l0", "dead_fraction")})
-        point["cls_replaced_accuracy"] = replaced_accuracy(cache, device, model, Replacement("cls"))
-        points.append(point)
+    workers = workers_from_params(params, device)
+    print(f"clt_frontier: {len(configs)} CLTs on {base.tokens} tokens of {sweep.max_images or 'all'} training images, "
+          f"{sweep.epochs} epochs each, in {min(workers, len(configs))} worker(s)", flush=True)
+    jobs = [FrontierPoint(args.features, args.backbone, args.data, cfg, str(device)) for cfg in configs]
+    try:
+        points = run_jobs(fit_point, jobs, workers)
+    finally:
+        release()
+    for point in points:
         print(f"  {label(point):18s} CLS R² {point['cls_r2']:.4f} L0 {point['cls_l0']:5.1f} | patch R² "
               f"{point['patch_r2']:.4f} L0 {point['patch_l0']:5.1f} | CLS-replaced accuracy "
-              f"{point['cls_replaced_accuracy']:.4f}", flush=True)
+              f"{point['cls_replaced_accuracy']:.4f}")
     original = replaced_accuracy(cache, device)
     with staged(args.metrics, args.table, args.figure) as (metrics, table, figure):
         write_json(metrics, {"original_accuracy": original, **{label(p): {k: v for k, v in p.items()

@@ -7,8 +7,8 @@ the test split, write WIA-AI-009 explanations and figures. Reads the feature cac
         --timings reports/timings/evaluate_mlp.json
 
 Reads params `backbones.<name>` (protocol joint: seed k's heads are evaluated on joint model k's cache, and
-`laya_joint` joins the heads explained), `evaluate` and `device`; evaluates the seeds of evaluate.seeds that were
-trained. The cost of each method (ms per explanation) goes to --timings, which is
+`laya_joint` joins the heads explained), `evaluate`, `device` and `workers` (seeds side by side); evaluates the
+seeds of evaluate.seeds that were trained. The cost of each method (ms per explanation) goes to --timings, which is
 not a DVC output: wall-clock times differ from run to run, and every DVC output is reproducible bit for bit.
 """
 
@@ -22,6 +22,7 @@ from laya.device import device_from_params
 from laya.evaluate import EvaluateConfig
 from laya.evaluate.stage import evaluate_backbone, for_trained, trained_seeds, write_outcome
 from laya.io import write_json
+from laya.parallel import workers_from_params
 from laya.protocols import units
 from laya.store import FeatureStore
 
@@ -47,10 +48,11 @@ def main() -> None:
     stores = [(FeatureStore.open(unit.path(Path(args.features))), trained_seeds(cfg, args.heads, unit.seeds))
               for unit in units(bb, key)]
     device = device_from_params(params)
-    outcome = evaluate_backbone(args.name, stores, args.heads, cfg, device)
+    workers = workers_from_params(params, device)
+    outcome = evaluate_backbone(args.name, stores, args.heads, cfg, device, workers)
     crossed = cfg.crossed()
     if crossed is not None:  # the same pairs under the other ablation: metrics key cross_ablation
-        other = evaluate_backbone(args.name, stores, args.heads, crossed, device).scores
+        other = evaluate_backbone(args.name, stores, args.heads, crossed, device, workers).scores
         outcome.scores["cross_ablation"] = {"ablation": crossed.ablation,
                                             **{k: other[k] for k in ("faithfulness", "faithfulness_std",
                                                                      "deletion_at_1", "deletion_at_1_std")}}

@@ -4,10 +4,10 @@
         --backbone data/backbones/mlp --out data/heads/mlp \
         --metrics reports/details/train_mlp.json --curves reports/curves/mlp
 
-Reads params `backbones.<name>` (protocol joint: the heads of seed k train on joint model k's cache, and the
-co-trained `laya_joint` heads are scored on their caches like the others), `heads`, `train` (with
-`train.overrides.<name>` applied) and `device`. Refuses a cache built from other backbone weights or data than
---backbone's card says.
+Reads params `backbones.<name>` (protocol joint: the heads of seed k train on joint model k's cache, and the co-
+trained `laya_joint` heads are scored on their caches like the others), `heads`, `train` (with
+`train.overrides.<name>` applied), `device` and `workers` (head × seed runs side by side). Refuses a cache built
+from other backbone weights or data than --backbone's card says.
 Writes each head as safetensors + config.json (its card) under --out/<head>/seed<k>/.
 """
 
@@ -20,9 +20,10 @@ from laya.cli import parser, run
 from laya.config import from_dict, load_params, section
 from laya.device import device_from_params
 from laya.io import staged, write_json
+from laya.parallel import workers_from_params
 from laya.protocols import JOINT_HEAD, units
 from laya.store import FeatureStore
-from laya.train import HeadsConfig, TrainConfig, summarise, train_heads, write_curves
+from laya.train import HeadsConfig, TrainConfig, summarise, train_units, write_curves
 from laya.train.joint import adopt_joint_head
 
 
@@ -44,18 +45,23 @@ def main() -> None:
     cfg = cfg.for_backbone(args.name)
     key = f"backbones.{args.name}"
     bb = from_dict(BackboneConfig, section(params, key), key)
+    device = device_from_params(params)
+    workers = workers_from_params(params, device)
     started = time.perf_counter()
     with staged(args.out, args.metrics, args.curves) as (out, metrics_path, curves):  # all three, or none
-        results: dict = {}
+        stores = []
         for unit in units(bb, key):
             store = FeatureStore.open(unit.path(args.features))
             store.check_built_from(BackboneCard.load(unit.path(args.backbone)))
-            unit_cfg = replace(cfg, seeds=unit.head_seeds(cfg.seeds))
-            print(f"train@{args.name}: {len(heads.names)} heads × {len(unit_cfg.seeds)} seeds on {store.path} "
+            stores.append((store, unit.head_seeds(cfg.seeds)))
+            print(f"train@{args.name}: {len(heads.names)} heads × {len(stores[-1][1])} seeds on {store.path} "
                   f"({len(store.layers)} layers {store.dims})")
-            for head, runs in train_heads(store, heads, unit_cfg, out, device_from_params(params)).items():
-                results.setdefault(head, {}).update(runs)
-            if bb.protocol == "joint":
+        seeds = sorted({seed for _, unit_seeds in stores for seed in unit_seeds})
+        runs = len(heads.names) * len(seeds)
+        print(f"train@{args.name}: {runs} runs in {min(workers, runs)} worker(s)", flush=True)
+        results = train_units(stores, heads, replace(cfg, seeds=seeds), out, device, workers)
+        if bb.protocol == "joint":
+            for unit, (store, _) in zip(units(bb, key), stores):
                 seed, run = adopt_joint_head(unit.path(Path(args.backbone)), store, out, args.name)
                 results.setdefault(JOINT_HEAD, {})[seed] = run
                 print(f"  {JOINT_HEAD} seed {seed}: test acc {run['test_accuracy']:.4f} on the cache")

@@ -123,6 +123,10 @@ class PreparedData:
             if key not in self.attrs:
                 raise ConfigError(f"{self.path}: prepared store lacks attribute '{key}'; rerun `dvc repro prepare`.")
 
+    def __reduce__(self):
+        """Pickled (for a worker process, laya.parallel) as its path: the receiver reopens it."""
+        return (PreparedData, (str(self.path),))
+
     @property
     def classes(self) -> list[str]:
         return list(self.attrs["classes"])

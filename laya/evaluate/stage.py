@@ -26,6 +26,7 @@ from laya.evaluate.run import (
 )
 from laya.heads import JOINT_HEADS, HeadCard, LayerHead, head_folder, load_with_card
 from laya.io import staged, write_json
+from laya.parallel import run_jobs
 from laya.store import FeatureStore
 
 
@@ -87,11 +88,29 @@ def trained_seeds(cfg: EvaluateConfig, heads_dir: str | Path, candidates: list[i
             and (head_folder(heads_dir, cfg.heads[0], s) / "config.json").is_file()]
 
 
+@dataclass(frozen=True)
+class SeedRun:
+    """The heads of one seed to evaluate on one store (a job for laya.parallel.run_jobs)."""
+
+    store: FeatureStore
+    heads: dict[str, LayerHead]
+    layers: list[int]
+    cfg: EvaluateConfig
+    seed: int
+    means: list
+    device: str
+
+
+def evaluate_seed(run: SeedRun) -> Evaluation:
+    return evaluate_heads(run.store, run.heads, run.layers, run.cfg, run.seed, run.means, run.device)
+
+
 def evaluate_backbone(backbone: str, units: list[tuple[FeatureStore, list[int]]], heads_dir: str | Path,
-                      cfg: EvaluateConfig, device: torch.device | str = "cpu") -> Outcome:
+                      cfg: EvaluateConfig, device: torch.device | str = "cpu", workers: int = 1) -> Outcome:
     """Evaluate every (store, head seeds) unit — one for a frozen backbone, one per joint model — for the seeds of
-    cfg.seeds trained on it; metrics are summarised over all seeds, the rest comes from the first."""
-    evaluations, first_cards, first_store, evaluated = [], None, None, []
+    cfg.seeds trained on it, seeds in `workers` processes (laya.parallel); metrics are summarised over all seeds,
+    the rest comes from the first."""
+    runs, first_cards, first_store, evaluated = [], None, None, []
     for store, seeds in units:
         if not seeds:
             continue
@@ -99,10 +118,11 @@ def evaluate_backbone(backbone: str, units: list[tuple[FeatureStore, list[int]]]
         loaded = [load_heads(heads_dir, cfg.heads, seed, store, backbone) for seed in seeds]
         layers = loaded[0][2]
         means = layer_means(store, "train", layers)  # the same for every seed of this store
-        evaluations += [evaluate_heads(store, heads, layers, cfg, seed, means, device)
-                        for seed, (heads, _, _) in zip(seeds, loaded)]
+        runs += [SeedRun(store, heads, layers, cfg, seed, means, str(device))
+                 for seed, (heads, _, _) in zip(seeds, loaded)]
         if first_cards is None:
             first_cards, first_store = loaded[0][1], store
+    evaluations = run_jobs(evaluate_seed, runs, workers)
     if not evaluations:
         raise ConfigError(f"{heads_dir}: none of evaluate.seeds {cfg.seeds} was trained for {backbone}; add one of "
                           f"its trained seeds to evaluate.seeds.")

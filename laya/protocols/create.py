@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -20,30 +21,48 @@ from laya.data import PreparedData
 from laya.extract.taps import LayerTap
 from laya.heads import build, save
 from laya.images import Preprocess
+from laya.parallel import run_jobs
 from laya.protocols.joint import JointModel, fit_joint, joint_accuracy
 from laya.protocols.transfer import backbone_data
 from laya.protocols.units import JOINT_HEAD, units
 
 
 def create_protocol(name: str, cfg: BackboneConfig, data: PreparedData, out: Path, device: torch.device,
-                    key: str) -> list[dict]:
+                    key: str, workers: int = 1) -> list[dict]:
     """Train every unit of the entry into `out` (a new folder); returns one summary per unit (its card's
-    accuracies and best epoch; the joint model's for protocol joint)."""
+    accuracies and best epoch; the joint model's for protocol joint). Joint models, one per seed, train in
+    `workers` processes (laya.parallel)."""
     if cfg.protocol != "joint":
         model, card = create_backbone(name, cfg, backbone_data(cfg, data, key), device, key)
         save_backbone(out, model, card)
         return [_summary("", card)]
-    summaries = []
-    for unit in units(cfg, key):
-        seed = unit.seeds[0]
-        model, head, card, fit = _create_joint(name, cfg, data, seed, device, key)
-        folder = unit.path(out)
-        save_backbone(folder, model.backbone, card)
-        save(head, folder / JOINT_HEAD, backbone=name, seed=seed, layers=model.layer_names,
-             layer_indices=list(range(len(model.layer_names))), test_accuracy=card.test_accuracy,
-             best_epoch=fit["best_epoch"], history=fit["history"])
-        summaries.append(_summary(unit.name, card))
-    return summaries
+    jobs = [JointRun(name, cfg, data, unit.seeds[0], str(device), key, unit.path(out)) for unit in units(cfg, key)]
+    return [_summary(unit.name, card) for unit, card in zip(units(cfg, key), run_jobs(create_joint, jobs, workers))]
+
+
+@dataclass(frozen=True)
+class JointRun:
+    """One joint model to train and save (a job for laya.parallel.run_jobs)."""
+
+    name: str
+    cfg: BackboneConfig
+    data: PreparedData
+    seed: int
+    device: str
+    key: str
+    folder: Path
+
+
+def create_joint(run: JointRun) -> BackboneCard:
+    """Train one joint model; save its backbone (card included) and its `laya_joint` head into run.folder."""
+    model, head, card, fit = _create_joint(run.name, run.cfg, run.data, run.seed, torch.device(run.device), run.key)
+    save_backbone(run.folder, model.backbone, card)
+    save(head, run.folder / JOINT_HEAD, backbone=run.name, seed=run.seed, layers=model.layer_names,
+         layer_indices=list(range(len(model.layer_names))), test_accuracy=card.test_accuracy,
+         best_epoch=fit["best_epoch"], history=fit["history"])
+    print(f"backbone@{run.name} seed {run.seed}: joint model test accuracy {card.test_accuracy:.4f} "
+          f"(best epoch {card.best_epoch})", flush=True)
+    return card
 
 
 def _summary(unit: str, card: BackboneCard) -> dict:

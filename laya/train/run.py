@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +13,7 @@ import torch
 from laya.ablation import layer_means
 from laya.heads import JOINT_HEADS, build, head_folder, save
 from laya.io import atomic_path, require_free_space, write_json
+from laya.parallel import run_jobs
 from laya.store import FeatureStore
 from laya.train.config import HeadsConfig, TrainConfig
 from laya.train.loop import fit_head, predict
@@ -20,39 +21,74 @@ from laya.train.loop import fit_head, predict
 CURVE_FIELDS = ("epoch", "train_loss", "train_acc", "val_loss", "val_acc")
 
 
-def train_heads(store: FeatureStore, heads: HeadsConfig, cfg: TrainConfig, out_dir: str | Path,
-                device: torch.device | str = "cpu") -> dict:
-    """Train heads.names × cfg.seeds on `store`; write each head to out_dir/<head>/seed<k>/ (out_dir: new, or holding
-    other seeds' heads; the stage builds it under a temporary name, see laya.io.staged). Returns results:
-    {head: {seed: {"test_accuracy", "macro_f1", "best_epoch", "history", "seconds"}}}."""
-    layers = store.layer_indices(heads.layers)
-    dims, num_classes = [store.dims[i] for i in layers], len(store.info.classes)
+@dataclass(frozen=True)
+class HeadRun:
+    """One head × seed to train (a job for laya.parallel.run_jobs: everything it needs, picklable)."""
+
+    store: FeatureStore
+    name: str
+    seed: int
+    config: object  # the head's config dataclass (heads.<name>)
+    layers: list[int]
+    means: list[np.ndarray]  # the layers' training-set means: ablation values of heads that train on LOO effects
+    cfg: TrainConfig
+    out_dir: Path
+    device: str
+
+
+def fit_one(run: HeadRun) -> dict:
+    """Train, score on test and save one head; returns {"test_accuracy", "macro_f1", "best_epoch", "history",
+    "seconds"}."""
+    store, layers = run.store, run.layers
+    torch.manual_seed(run.seed)
+    head = build(run.name, [store.dims[i] for i in layers], len(store.info.classes), config=run.config)
+    head.set_ablation_values(run.means)
     backbone = store.info.backbone
-    weights = sum(4 * sum(p.numel() for p in build(n, dims, num_classes, config=heads.config(n)).parameters())
-                  for n in heads.names) * len(cfg.seeds)  # float32 safetensors
-    require_free_space(Path(out_dir).parent, weights + (1 << 20) * len(heads.names) * len(cfg.seeds),
-                       f"train@{backbone} ({len(heads.names)} heads × {len(cfg.seeds)} seeds)", "free space first")
-    store.keep_in_memory(cfg.memory_mb << 20)
-    results: dict[str, dict[int, dict]] = {}
+    started = time.perf_counter()
+    fit = fit_head(head, store, run.cfg, layers, run.seed, run.device, desc=f"{backbone}/{run.name} s{run.seed}")
+    test = predict(head, store, "test", layers, device=run.device)
+    result = {"test_accuracy": test.accuracy, "macro_f1": test.macro_f1(), "best_epoch": fit.best_epoch,
+              "history": fit.history, "seconds": time.perf_counter() - started}
+    save(head.cpu(), head_folder(run.out_dir, run.name, run.seed), backbone=backbone, seed=run.seed,
+         layers=[store.layers[i] for i in layers], layer_indices=layers, cache_fingerprint=store.fingerprint.hash,
+         **{k: v for k, v in result.items() if k != "seconds"})
+    print(f"  {backbone}/{run.name:9s} seed {run.seed}: test acc {test.accuracy:.4f}, macro-F1 "
+          f"{result['macro_f1']:.4f}, best epoch {fit.best_epoch}/{len(fit.history)}, {result['seconds']:.1f}s",
+          flush=True)
+    return result
+
+
+def train_heads(store: FeatureStore, heads: HeadsConfig, cfg: TrainConfig, out_dir: str | Path,
+                device: torch.device | str = "cpu", workers: int = 1) -> dict:
+    """Train heads.names × cfg.seeds on `store` (see train_units)."""
+    return train_units([(store, cfg.seeds)], heads, cfg, out_dir, device, workers)
+
+
+def train_units(units: list[tuple[FeatureStore, list[int]]], heads: HeadsConfig, cfg: TrainConfig,
+                out_dir: str | Path, device: torch.device | str = "cpu", workers: int = 1) -> dict:
+    """Train heads.names × the seeds of every (store, seeds) unit — one for a frozen backbone, one per joint
+    model — in `workers` processes (laya.parallel: the same bits for any count); write each head to
+    out_dir/<head>/seed<k>/ (out_dir: new, or holding other seeds' heads; the stage builds it under a temporary
+    name, see laya.io.staged). Returns results: {head: {seed: {"test_accuracy", "macro_f1", "best_epoch",
+    "history", "seconds"}}}."""
     out_dir = Path(out_dir)
+    runs = []
+    for store, seeds in units:
+        layers = store.layer_indices(heads.layers)
+        dims, num_classes = [store.dims[i] for i in layers], len(store.info.classes)
+        weights = sum(4 * sum(p.numel() for p in build(n, dims, num_classes, config=heads.config(n)).parameters())
+                      for n in heads.names) * len(seeds)  # float32 safetensors
+        require_free_space(out_dir.parent, weights + (1 << 20) * len(heads.names) * len(seeds),
+                           f"train@{store.info.backbone} ({len(heads.names)} heads × {len(seeds)} seeds)",
+                           "free space first")
+        store.keep_in_memory(cfg.memory_mb << 20)
+        means = layer_means(store, "train", layers)
+        runs += [HeadRun(store, name, seed, heads.config(name), layers, means, cfg, out_dir, str(device))
+                 for name in heads.names for seed in seeds]
     out_dir.mkdir(parents=True, exist_ok=True)
-    means = layer_means(store, "train", layers)  # ablation values of heads that train on LOO effects
-    for name in heads.names:
-        for seed in cfg.seeds:
-            torch.manual_seed(seed)
-            head = build(name, dims, num_classes, config=heads.config(name))
-            head.set_ablation_values(means)
-            started = time.perf_counter()
-            fit = fit_head(head, store, cfg, layers, seed, device, desc=f"{backbone}/{name} s{seed}")
-            test = predict(head, store, "test", layers, device=device)
-            run = {"test_accuracy": test.accuracy, "macro_f1": test.macro_f1(), "best_epoch": fit.best_epoch,
-                   "history": fit.history, "seconds": time.perf_counter() - started}
-            save(head.cpu(), head_folder(out_dir, name, seed), backbone=backbone, seed=seed,
-                 layers=[store.layers[i] for i in layers], layer_indices=layers,
-                 cache_fingerprint=store.fingerprint.hash, **{k: v for k, v in run.items() if k != "seconds"})
-            results.setdefault(name, {})[seed] = run
-            print(f"  {name:9s} seed {seed}: test acc {test.accuracy:.4f}, macro-F1 {run['macro_f1']:.4f}, "
-                  f"best epoch {fit.best_epoch}/{len(fit.history)}, {run['seconds']:.1f}s", flush=True)
+    results: dict[str, dict[int, dict]] = {}
+    for run, result in zip(runs, run_jobs(fit_one, runs, workers)):
+        results.setdefault(run.name, {})[run.seed] = result
     write_json(out_dir / "params.json", {"heads": heads.to_dict(), "train": asdict(cfg)})
     return results
 

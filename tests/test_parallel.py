@@ -1,0 +1,88 @@
+"""`workers`: a stage's independent runs in worker processes give the same bytes as one process, and bad values
+are refused with one line."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import pytest
+import torch
+import zarr
+
+from conftest import TINY_BACKBONES, write_feature_store
+from laya import FeatureStore
+from laya.backbones import BackboneConfig
+from laya.check import check_params
+from laya.config import ConfigError
+from laya.data import PreparedData
+from laya.parallel import resolve_workers, run_jobs
+from laya.protocols.create import create_protocol
+from laya.train import HeadsConfig, TrainConfig, summarise, train_heads
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_heads_trained_in_two_workers_are_the_bytes_of_one_process(tmp_path):
+    store = FeatureStore.open(write_feature_store(tmp_path / "toy.zarr"))
+    heads = HeadsConfig(names=["laya", "laya_aligned"])
+    cfg = TrainConfig(seeds=[0, 1], epochs=3, patience=3, batch_size=32, lr=0.01)
+    threads = torch.get_num_threads()
+    one = summarise(train_heads(store, heads, cfg, tmp_path / "one", workers=1))
+    assert torch.get_num_threads() == threads  # the in-process run gives its thread setting back
+    two = summarise(train_heads(store, heads, cfg, tmp_path / "two", workers=2))
+    assert one == two
+    files = _files(tmp_path / "one")
+    assert len([f for f in files if f.endswith(".safetensors")]) == 4
+    assert files == _files(tmp_path / "two")
+
+
+def test_joint_models_trained_in_two_workers_are_the_bytes_of_one_process(tmp_path, prepared_path):
+    tiny = TINY_BACKBONES["mlp"]
+    cfg = BackboneConfig(arch="mlp", model=tiny.model, protocol="joint",
+                         joint={"seeds": [0, 1], "epochs": 1, "batch_size": 64, "head": {"d_star": 8,
+                                                                                         "scorer_hidden": 16}})
+    data = PreparedData(prepared_path)
+    summaries = {w: create_protocol("mlp_joint", cfg, data, tmp_path / f"w{w}", torch.device("cpu"), "b", w)
+                 for w in (1, 2)}
+    assert summaries[1] == summaries[2] and [s["unit"] for s in summaries[1]] == ["seed0", "seed1"]
+    assert _files(tmp_path / "w1") == _files(tmp_path / "w2")
+
+
+def test_a_feature_store_travels_to_a_worker_as_its_path(tmp_path):
+    path = write_feature_store(tmp_path / "toy.zarr")
+    store = FeatureStore.open(path)
+    store.keep_in_memory(1 << 20)
+    copy = pickle.loads(pickle.dumps(store))
+    assert copy.path == store.path and copy.layers == store.layers and copy._memory_budget == 1 << 20
+    moved = pickle.dumps(store)
+    root = zarr.open_group(path, mode="r+")
+    root.attrs["fingerprint"] = {**root.attrs["fingerprint"], "hash": "rebuilt"}
+    with pytest.raises(ConfigError, match="toy.zarr: the feature store changed while a stage was reading it"):
+        pickle.loads(moved)
+
+
+def test_an_error_in_a_worker_is_raised_as_raised_there():
+    with pytest.raises(ValueError, match="invalid literal for int"):
+        run_jobs(int, ["1", "two"], workers=2)
+    assert run_jobs(int, ["1", "2", "3"], workers=2) == [1, 2, 3]
+
+
+@pytest.mark.parametrize("value", [0, -1, "two", 1.5, True, None])
+def test_workers_refuses_bad_values(value):
+    with pytest.raises(ConfigError, match=r"workers: expected auto or an integer ≥ 1 .* fix it in params.yaml"):
+        resolve_workers(value)
+
+
+def test_workers_auto_is_one_per_core_on_cpu_and_one_on_cuda():
+    assert resolve_workers("auto", "cpu") >= 1
+    assert resolve_workers("auto", "cuda") == 1
+    assert resolve_workers(3) == 3
+
+
+def test_params_check_refuses_bad_workers():
+    params = {"workers": 0, "data": {}, "backbones": {"mlp": {"arch": "mlp"}}}
+    with pytest.raises(ConfigError, match="workers: expected auto or an integer"):
+        check_params(params)
