@@ -52,16 +52,17 @@ class LeaveOneOut:
 @torch.no_grad()
 def leave_one_out(head: torch.nn.Module, layers: list[torch.Tensor], values: list[torch.Tensor],
                   target: torch.Tensor | None = None) -> LeaveOneOut:
-    """LOO effects of every layer for a batch; `target` defaults to the predicted class."""
-    probs = torch.softmax(head(layers), dim=-1)  # (B, C)
-    target = probs.argmax(1) if target is None else target
-    p_target = probs.gather(1, target[:, None])[:, 0]
-    effects, predictions = [], []
-    for i in range(len(layers)):
-        ablated = torch.softmax(head(ablate(layers, i, values)), dim=-1)
-        effects.append(p_target - ablated.gather(1, target[:, None])[:, 0])
-        predictions.append(ablated.argmax(1))
-    return LeaveOneOut(probs, target, torch.stack(effects, 1), torch.stack(predictions, 1))
+    """LOO effects of every layer for a batch; `target` defaults to the predicted class.
+
+    One head pass over (L + 1)·B rows — the intact batch, then the batch with layer i ablated for i = 1..L —
+    instead of L + 1 passes (heads are row-wise: no batch statistics, no dropout)."""
+    batch, num_layers = len(layers[0]), len(layers)
+    stacked = [torch.cat([t] + [values[j].expand_as(t) if i == j else t for i in range(num_layers)])
+               for j, t in enumerate(layers)]
+    probs = torch.softmax(head(stacked), dim=-1).unflatten(0, (num_layers + 1, batch))  # (L + 1, B, C)
+    target = probs[0].argmax(1) if target is None else target
+    p_target = probs.gather(2, target[None, :, None].expand(num_layers + 1, batch, 1))[..., 0]  # (L + 1, B)
+    return LeaveOneOut(probs[0], target, (p_target[:1] - p_target[1:]).T, probs[1:].argmax(2).T)
 
 
 @torch.no_grad()

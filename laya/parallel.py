@@ -60,18 +60,38 @@ def one_thread() -> Iterator[None]:
 
 def _start_worker() -> None:
     torch.set_num_threads(THREADS_PER_RUN)
-    os.environ["TQDM_DISABLE"] = "1"  # bars of several processes would interleave; each run prints its own line
 
 
-def run_jobs(fn: Callable[[Job], Result], jobs: Sequence[Job], workers: int = 1) -> list[Result]:
+@contextmanager
+def _quiet_bars() -> Iterator[None]:
+    """TQDM_DISABLE for the workers spawned inside the block (tqdm reads it at import, before an initializer runs):
+    bars of several processes would interleave; each run prints its own line instead."""
+    before = os.environ.get("TQDM_DISABLE")
+    os.environ["TQDM_DISABLE"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["TQDM_DISABLE"]
+        else:
+            os.environ["TQDM_DISABLE"] = before
+
+
+def run_jobs(fn: Callable[[Job], Result], jobs: Sequence[Job], workers: int = 1,
+             cost: Callable[[Job], float] | None = None) -> list[Result]:
     """[fn(job) for job in jobs], computed by min(workers, len(jobs)) processes of one torch thread each, results
-    in job order. `fn` must be a module-level function and every job picklable (a FeatureStore pickles as its
-    path). An error in a run is raised here, as raised there."""
+    in job order. `cost`: a job's expected cost; the costliest start first, so that no long run is left alone at
+    the end. `fn` must be a module-level function and every job picklable (a FeatureStore pickles as its path).
+    An error in a run is raised here, as raised there."""
     workers = min(workers, len(jobs))
     if workers <= 1:
         with one_thread():
             return [fn(job) for job in jobs]
+    order = sorted(range(len(jobs)), key=lambda i: -cost(jobs[i])) if cost is not None else list(range(len(jobs)))
+    results: list = [None] * len(jobs)
     # spawn: a fresh interpreter per worker (fork after torch has started its threads can deadlock)
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=_start_worker) as pool:
-        return list(pool.map(fn, jobs))
+    with _quiet_bars(), ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                            initializer=_start_worker) as pool:
+        for i, result in zip(order, pool.map(fn, [jobs[i] for i in order])):
+            results[i] = result
+    return results

@@ -50,12 +50,6 @@ def main() -> None:
     device = device_from_params(params)
     workers = workers_from_params(params, device)
     outcome = evaluate_backbone(args.name, stores, args.heads, cfg, device, workers)
-    crossed = cfg.crossed()
-    if crossed is not None:  # the same pairs under the other ablation: metrics key cross_ablation
-        other = evaluate_backbone(args.name, stores, args.heads, crossed, device, workers).scores
-        outcome.scores["cross_ablation"] = {"ablation": crossed.ablation,
-                                            **{k: other[k] for k in ("faithfulness", "faithfulness_std",
-                                                                     "deletion_at_1", "deletion_at_1_std")}}
     skipped = [s for s in cfg.seeds if s not in outcome.seeds]
     if skipped:
         print(f"evaluate@{args.name}: seeds {skipped} of evaluate.seeds were not trained for {args.name}; "

@@ -5,9 +5,10 @@
 
 Reads params `evaluate.sanity` (heads, methods, samples, label epochs), `evaluate.ablation` and `evaluate.seeds`
 (the same ablation values; the first evaluated seed is checked), `train` (the permuted-label head's recipe, with
-train.overrides.<name>), `backbones.<name>` (protocol joint: joint model 0's cache) and `device`. For each head:
-cascading model randomisation (classifier → scorer → adapters) and a head trained on permuted labels; per
-method the mean Spearman between its attributions on the trained and on the destroyed head (laya.sanity).
+train.overrides.<name>), `backbones.<name>` (protocol joint: joint model 0's cache), `device` and `workers` (heads
+side by side). For each head: cascading model randomisation (classifier → scorer → adapters) and a head trained
+on permuted labels; per method the mean Spearman between its attributions on the trained and on the
+destroyed head (laya.sanity).
 """
 
 import time
@@ -21,9 +22,10 @@ from laya.device import device_from_params
 from laya.evaluate import EvaluateConfig
 from laya.evaluate.stage import load_heads, trained_heads, trained_seeds
 from laya.io import staged, write_json
+from laya.parallel import run_jobs, workers_from_params
 from laya.protocols import units
-from laya.sanity import check_head
 from laya.sanity.figure import sanity_figure
+from laya.sanity.run import SanityRun, check_run
 from laya.store import FeatureStore
 from laya.train import TrainConfig
 
@@ -53,8 +55,9 @@ def main() -> None:
     loaded, _, layers = load_heads(args.heads, heads, seed, store, args.name)
     means = layer_means(store, "train", layers)
     device = device_from_params(params)
-    results = {name: check_head(head, store, layers, means, evaluate.ablation, train, cfg, device)
-               for name, head in loaded.items()}
+    runs = [SanityRun(head, store, layers, means, evaluate.ablation, train, cfg, str(device))
+            for head in loaded.values()]
+    results = dict(zip(loaded, run_jobs(check_run, runs, workers_from_params(params, device))))
     with staged(args.metrics, args.figure) as (metrics, figure):
         write_json(metrics, {"seed": seed, "ablation": evaluate.ablation, "heads": results})
         sanity_figure(results, f"{args.name}: attributions after destroying the weights or the labels (seed {seed})",

@@ -68,6 +68,7 @@ def test_an_error_in_a_worker_is_raised_as_raised_there():
     with pytest.raises(ValueError, match="invalid literal for int"):
         run_jobs(int, ["1", "two"], workers=2)
     assert run_jobs(int, ["1", "2", "3"], workers=2) == [1, 2, 3]
+    assert run_jobs(int, ["1", "2", "3"], workers=2, cost=int) == [1, 2, 3]  # costliest first, results in order
 
 
 @pytest.mark.parametrize("value", [0, -1, "two", 1.5, True, None])

@@ -38,6 +38,8 @@ def fit_point(point: FrontierPoint) -> dict:
     for kind, m in reconstruction(model, tests, point.device).items():
         result.update({f"{kind}_{name}": round(m[name], 6) for name in ("r2", "cosine", "l0", "dead_fraction")})
     result["cls_replaced_accuracy"] = replaced_accuracy(cache, point.device, model, Replacement("cls"))
+    print(f"  {cfg.activation} k={cfg.k} λ={cfg.sparsity:g}: CLS R² {result['cls_r2']:.4f}, patch R² "
+          f"{result['patch_r2']:.4f}", flush=True)
     return result
 
 

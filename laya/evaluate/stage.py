@@ -4,7 +4,7 @@ metrics, depth patterns, WIA-AI-009 explanations and figures — written atomica
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -105,27 +105,37 @@ def evaluate_seed(run: SeedRun) -> Evaluation:
     return evaluate_heads(run.store, run.heads, run.layers, run.cfg, run.seed, run.means, run.device)
 
 
+def _seed_runs(backbone: str, units: list[tuple[FeatureStore, list[int]]], heads_dir: str | Path,
+               cfg: EvaluateConfig, device: str) -> tuple[list[SeedRun], dict[str, HeadCard] | None,
+                                                          FeatureStore | None]:
+    """One SeedRun per (unit, seed), the heads checked against their store; the first seed's cards and store."""
+    runs, first_cards, first_store = [], None, None
+    for store, seeds in units:
+        if not seeds:
+            continue
+        loaded = [load_heads(heads_dir, cfg.heads, seed, store, backbone) for seed in seeds]
+        layers = loaded[0][2]
+        means = layer_means(store, "train", layers)  # the same for every seed of this store
+        runs += [SeedRun(store, heads, layers, cfg, seed, means, device) for seed, (heads, _, _) in zip(seeds, loaded)]
+        if first_cards is None:
+            first_cards, first_store = loaded[0][1], store
+    return runs, first_cards, first_store
+
+
 def evaluate_backbone(backbone: str, units: list[tuple[FeatureStore, list[int]]], heads_dir: str | Path,
                       cfg: EvaluateConfig, device: torch.device | str = "cpu", workers: int = 1) -> Outcome:
     """Evaluate every (store, head seeds) unit — one for a frozen backbone, one per joint model — for the seeds of
     cfg.seeds trained on it, seeds in `workers` processes (laya.parallel); metrics are summarised over all seeds,
-    the rest comes from the first."""
-    runs, first_cards, first_store, evaluated = [], None, None, []
-    for store, seeds in units:
-        if not seeds:
-            continue
-        evaluated += seeds
-        loaded = [load_heads(heads_dir, cfg.heads, seed, store, backbone) for seed in seeds]
-        layers = loaded[0][2]
-        means = layer_means(store, "train", layers)  # the same for every seed of this store
-        runs += [SeedRun(store, heads, layers, cfg, seed, means, str(device))
-                 for seed, (heads, _, _) in zip(seeds, loaded)]
-        if first_cards is None:
-            first_cards, first_store = loaded[0][1], store
-    evaluations = run_jobs(evaluate_seed, runs, workers)
-    if not evaluations:
+    the rest comes from the first. cfg.crossed()'s pairs (the cross_ablation heads under the other ablation) run
+    in the same pool; their scores go to scores["cross_ablation"]."""
+    runs, first_cards, first_store = _seed_runs(backbone, units, heads_dir, cfg, str(device))
+    if not runs:
         raise ConfigError(f"{heads_dir}: none of evaluate.seeds {cfg.seeds} was trained for {backbone}; add one of "
                           f"its trained seeds to evaluate.seeds.")
+    crossed = cfg.crossed()
+    crossed_runs = [replace(run, cfg=crossed) for run in runs] if crossed is not None else []
+    done = run_jobs(evaluate_seed, runs + crossed_runs, workers, cost=lambda run: len(run.cfg.pairs))
+    evaluations, crossed_evaluations = done[:len(runs)], done[len(runs):]
     first = evaluations[0]
     payloads = []
     if cfg.explain is not None:
@@ -134,9 +144,14 @@ def evaluate_backbone(backbone: str, units: list[tuple[FeatureStore, list[int]]]
         schema = load_schema()
         for payload in payloads:
             validate(payload, schema)
-    return Outcome(summarise_seeds([metrics(e) for e in evaluations]),
-                   summarise_seeds([timings(e) for e in evaluations]),
-                   depth_patterns(first, cfg.explain), payloads, first, evaluated)
+    scores = summarise_seeds([metrics(e) for e in evaluations])
+    if crossed_evaluations:
+        other = summarise_seeds([metrics(e) for e in crossed_evaluations])
+        scores["cross_ablation"] = {"ablation": crossed.ablation,
+                                    **{k: other[k] for k in ("faithfulness", "faithfulness_std", "deletion_at_1",
+                                                             "deletion_at_1_std")}}
+    return Outcome(scores, summarise_seeds([timings(e) for e in evaluations]), depth_patterns(first, cfg.explain),
+                   payloads, first, [run.seed for run in runs])
 
 
 def flat_pairs(group: dict[str, dict[str, float]]) -> dict[str, float]:

@@ -9,7 +9,7 @@ the weights (or the labels) it claims to explain are destroyed fails the check.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -83,3 +83,21 @@ def check_head(head: LayerHead, store: FeatureStore, layers: list[int], means: l
     for method, a in attributions(shuffled, feats, target, cfg.methods, values, cfg.seed).items():
         out["data_randomisation"][method], out["undefined"][method]["random_labels"] = similarity(trained[method], a)
     return out
+
+
+@dataclass(frozen=True)
+class SanityRun:
+    """Both checks for one head (a job for laya.parallel.run_jobs)."""
+
+    head: LayerHead
+    store: FeatureStore
+    layers: list[int]
+    means: list[np.ndarray]
+    ablation: str
+    train: TrainConfig
+    cfg: SanityConfig
+    device: str
+
+
+def check_run(run: SanityRun) -> dict:
+    return check_head(run.head, run.store, run.layers, run.means, run.ablation, run.train, run.cfg, run.device)

@@ -58,6 +58,11 @@ def fit_one(run: HeadRun) -> dict:
     return result
 
 
+def run_cost(run: HeadRun) -> int:
+    """Head passes per step: 1, plus L + 1 (in one pass of (L + 1)·B rows) for a head trained on LOO effects."""
+    return 1 + (len(run.layers) + 1 if getattr(run.config, "align_weight", 0) else 0)
+
+
 def train_heads(store: FeatureStore, heads: HeadsConfig, cfg: TrainConfig, out_dir: str | Path,
                 device: torch.device | str = "cpu", workers: int = 1) -> dict:
     """Train heads.names × cfg.seeds on `store` (see train_units)."""
@@ -87,7 +92,7 @@ def train_units(units: list[tuple[FeatureStore, list[int]]], heads: HeadsConfig,
                  for name in heads.names for seed in seeds]
     out_dir.mkdir(parents=True, exist_ok=True)
     results: dict[str, dict[int, dict]] = {}
-    for run, result in zip(runs, run_jobs(fit_one, runs, workers)):
+    for run, result in zip(runs, run_jobs(fit_one, runs, workers, cost=run_cost)):
         results.setdefault(run.name, {})[run.seed] = result
     write_json(out_dir / "params.json", {"heads": heads.to_dict(), "train": asdict(cfg)})
     return results
