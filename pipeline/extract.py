@@ -27,7 +27,7 @@ from laya.data import SPLITS, PreparedData
 from laya.device import device_from_params
 from laya.distributed import Ranks, launch, under_torchrun
 from laya.extract import ExtractConfig, extract_features
-from laya.extract.plan import check_world
+from laya.extract.plan import check_world, resolve_procs
 from laya.io import human_bytes, staged
 from laya.protocols import head_data, units
 from laya.store import FeatureStore
@@ -98,10 +98,12 @@ def main() -> None:
     cfg = from_dict(ExtractConfig, section(params, "extract"), "extract").for_backbone(args.name, clt_backbone)
     data = head_data(bb, PreparedData(args.data), key)
     device = device_from_params(params)
-    world = cfg.procs if not under_torchrun() else Ranks.from_env().world
-    check_world(world, {s: data.num_samples(s) for s in SPLITS}, cfg.shard_size)
-    if cfg.procs > 1 and not under_torchrun():
-        launch(cfg.procs, sys.argv, f"extract@{args.name}")
+    sizes = {s: data.num_samples(s) for s in SPLITS}
+    procs = resolve_procs(cfg.procs, device, sizes, cfg.shard_size)
+    world = procs if not under_torchrun() else Ranks.from_env().world
+    check_world(world, sizes, cfg.shard_size)
+    if procs > 1 and not under_torchrun():
+        launch(procs, sys.argv, f"extract@{args.name}")
         return
     ranks = Ranks.from_env()
     device = ranks.device(device)

@@ -31,6 +31,7 @@ from laya.extract.progress import ShardProgress
 from laya.extract.taps import LayerTap
 from laya.extract.writer import ShardCallback, ShardWriter
 from laya.io import replace_path, require_free_space
+from laya.parallel import one_thread
 from laya.store_info import Fingerprint, StoreInfo
 from laya.zarrio import create_sample_array
 
@@ -125,13 +126,14 @@ def extract_features(model: torch.nn.Module, card: BackboneCard, data: PreparedD
     model.to(device)
     prep = card.preprocess().to(device)
     tap = LayerTap(model, cfg.pooling, hook_layers=card.config.layers, mlp_io=cfg.mlp_io)
-    layout = Layout(tap, prep(torch.from_numpy(data.images("train", 0, 1)).to(device)), cfg)
+    with one_thread():
+        layout = Layout(tap, prep(torch.from_numpy(data.images("train", 0, 1)).to(device)), cfg)
     fp = fingerprint(card, data.attrs["data_sha256"], cfg, layout.mlp_io)
     plan = ExtractionPlan(layout, {s: data.num_samples(s) for s in SPLITS}, cfg, ranks.world)
     plan.check_world()
     spec = {"fingerprint": asdict(fp), "config": cfg.recorded(), "sizes": plan.sizes}
     if ranks.is_main:
-        _start_or_resume(partial, progress, spec, plan, card, data, fp, work_dir)
+        _start_or_resume(partial, progress, spec, plan, card, data, fp, work_dir, out)
     ranks.barrier()  # the store exists before any rank writes to it
     done = progress.done(spec) or {}
     ranks.barrier()  # every rank read the same completed shards before any rank marks a new one
@@ -140,7 +142,8 @@ def extract_features(model: torch.nn.Module, card: BackboneCard, data: PreparedD
     started = time.perf_counter()
     writer = ShardWriter(zarr.open_group(partial, mode="r+"), progress, plan.shards, on_shard_written)
     try:
-        _compute(tap, prep, plan, data, mine, writer, device, card.name, ranks)
+        with one_thread():  # the same bits for any process count (float reductions split over threads differ)
+            _compute(tap, prep, plan, data, mine, writer, device, card.name, ranks)
     finally:
         writer.close()
     ranks.barrier()  # every shard is written
@@ -159,7 +162,7 @@ def extract_features(model: torch.nn.Module, card: BackboneCard, data: PreparedD
 
 
 def _start_or_resume(partial: Path, progress: ShardProgress, spec: dict, plan: ExtractionPlan, card, data, fp,
-                     work_dir: Path) -> None:
+                     work_dir: Path, out: Path) -> None:
     """Rank 0: keep an interrupted build of the same spec, or start an empty store; print the plan; check space."""
     if not ((partial / "zarr.json").is_file() and progress.done(spec) is not None):
         shutil.rmtree(partial, ignore_errors=True)
@@ -170,7 +173,7 @@ def _start_or_resume(partial: Path, progress: ShardProgress, spec: dict, plan: E
                          patch_tokens_kept=lay.keep, prefix_tokens=lay.prefix, extract=plan.cfg.recorded())
         _create_store(partial, plan, info)
     todo = plan.tasks(progress.done(spec))
-    print(f"extract@{card.name}: {plan.describe(todo)}", flush=True)
+    print(f"extract@{card.name} → {out}: {plan.describe(todo)}", flush=True)
     require_free_space(work_dir, plan.bytes(todo), f"extract@{card.name}", "free space, or lower "
                        "extract.patch_tokens / set extract.mlp_io: false / extract.dtype: float16")
 

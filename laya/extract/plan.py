@@ -16,6 +16,7 @@ from laya.config import SPLITS, ConfigError
 from laya.extract.config import ExtractConfig
 from laya.extract.taps import LayerTap
 from laya.io import human_bytes
+from laya.parallel import available_cores
 from laya.shards import ShardPlan
 
 Task = tuple[str, int]  # (split, shard index)
@@ -57,6 +58,17 @@ def check_world(world: int, sizes: dict[str, int], shard_size: int) -> None:
         raise ConfigError(f"extract: {world} processes but the store has only {total} shards of {shard_size} "
                           f"samples; use at most {total} processes (extract.procs, or torchrun's nproc-per-node × "
                           f"nnodes) or a smaller extract.shard_size.")
+
+
+def resolve_procs(procs: int | str, device: torch.device, sizes: dict[str, int], shard_size: int) -> int:
+    """`extract.procs: auto` → one process per core on CPU (each computes with one thread), 1 on CUDA, never more
+    than the shards; an integer as given."""
+    if procs != "auto":
+        return int(procs)
+    if device.type == "cuda":
+        return 1
+    shards = sum(ShardPlan(int(n), shard_size).count for n in sizes.values())
+    return max(1, min(available_cores(), shards))
 
 
 def row_bytes(arrays: Arrays) -> int:
