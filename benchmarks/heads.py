@@ -14,21 +14,32 @@
 Needs the pipeline's outputs (`make repro`): data/prepared, data/backbones/<name>, data/features/<name>.zarr.
 Both modes train a fresh LAYA head (params heads.laya, train.lr, train.batch_size unless --batch-size) on the
 whole training split; the fastest of --epochs epochs counts (the first cache epoch reads the disk).
+
+A standard-size backbone instead of the pipeline's (random init and frozen: speed does not depend on the weights;
+--samples real Fashion-MNIST images upsampled to the model's 224² input), with its extraction throughput by the
+extract stage itself (pipeline/extract.py) with 1 and with 2 processes (extract.procs):
+
+    python benchmarks/heads.py --backbone timm:vit_small_patch16_224 [--samples 1024] [--epochs 2]
 """
 
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
+import tempfile
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
 import torch
+import yaml
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from laya.backbones import load_backbone
+import laya
+from laya.backbones import BackboneCard, BackboneConfig, build_model, load_backbone, save_backbone
 from laya.config import from_dict, load_params, section
 from laya.data import PreparedData
 from laya.extract import LayerTap
@@ -61,43 +72,91 @@ def flop_ratio(tap: LayerTap, prep: Preprocess, head: nn.Module, images: np.ndar
     return (backbone + step) / step
 
 
+def compare(name: str, store: FeatureStore, data: PreparedData, backbone: Path, heads: HeadsConfig,
+            cfg: TrainConfig, epochs: int) -> tuple[float, float, float]:
+    """(cache, live) seconds of the fastest LAYA epoch over the store's training split, and the FLOP ratio."""
+    store.keep_in_memory(cfg.memory_mb << 20)
+    model, meta = load_backbone(backbone)
+    tap = LayerTap(model, store.info.extract["pooling"], hook_layers=meta.config.layers)
+    prep = meta.preprocess()
+    samples = store.num_samples("train")
+    times = {"cache": [], "live": []}
+    for epoch in range(epochs):  # interleaved, so machine noise hits both modes alike
+        for mode in times:
+            torch.manual_seed(0)
+            head = build("laya", store.dims, len(store.info.classes), config=heads.config("laya"))
+            optimizer = torch.optim.Adam(head.parameters(), lr=cfg.lr)
+            batches = (store.batches("train", cfg.batch_size, shuffle=True, seed=epoch,
+                                     window_blocks=cfg.window_blocks) if mode == "cache"
+                       else live_batches(data, tap, prep, cfg, samples, epoch))
+            start = time.perf_counter()
+            train_epoch(head, optimizer, nn.CrossEntropyLoss(), batches, cfg.input_dropout, mixup=cfg.mixup,
+                        rng=np.random.default_rng(epoch), average=moving_average(head, cfg.ema))
+            times[mode].append(time.perf_counter() - start)
+    cache, live = min(times["cache"]), min(times["live"])
+    flops = flop_ratio(tap, prep, head, data.images("train", 0, cfg.batch_size))
+    print(f"{name:4s} LAYA epoch of {samples} samples: cache {cache:6.2f} s | live backbone {live:6.2f} s | "
+          f"ratio {live / cache:6.1f}× | FLOP ratio {flops:5.1f}× | measured / FLOP ratio "
+          f"{live / cache / flops:4.2f}", flush=True)
+    return cache, live, flops
+
+
+def standard_size(spec: str, samples: int, heads: HeadsConfig, cfg: TrainConfig, epochs: int) -> None:
+    """A timm model at 224², random init: its cache built by the extract stage with 1 and 2 processes (timed),
+    then the cache-vs-live epoch comparison on that cache."""
+    from extract import make_prepared  # benchmarks/extract.py: a prepared store of real Fashion-MNIST images
+
+    model_name = spec.removeprefix("timm:")
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        data = make_prepared(samples, tmp / "prepared.zarr")
+        bb = BackboneConfig(arch="timm", model={"name": model_name}, input_size=224)
+        torch.manual_seed(0)
+        model = build_model(bb, 1, 224, len(data.classes), "backbones.std").eval()
+        card = BackboneCard(name="std", config=bb, in_chans=1, img_size=224, num_classes=len(data.classes),
+                            classes=data.classes, mean=data.attrs["mean"], std=data.attrs["std"],
+                            data_sha256=data.attrs["data_sha256"], laya_version=laya.__version__)
+        backbone = save_backbone(tmp / "backbone", model, card)
+        total = sum(data.num_samples(s) for s in ("train", "val", "test"))
+        seconds = {}
+        for procs in (1, 2):
+            params = tmp / f"params{procs}.yaml"
+            params.write_text(yaml.safe_dump({"device": "cpu", "backbones": {"std": {
+                "arch": "timm", "model": {"name": model_name}, "input_size": 224}},
+                "extract": {"procs": procs, "shard_size": 128, "batch_size": 64}}))
+            start = time.perf_counter()
+            subprocess.run([sys.executable, str(REPO / "pipeline" / "extract.py"), "--params", str(params),
+                            "--name", "std", "--data", str(data.path), "--backbone", str(backbone),
+                            "--out", str(tmp / f"std{procs}.zarr")], check=True, capture_output=True)
+            seconds[procs] = time.perf_counter() - start
+        print(f"{model_name}: extraction of {total} images at 224² (the extract stage, process start included): "
+              f"1 process {total / seconds[1]:5.1f} img/s | 2 processes {total / seconds[2]:5.1f} img/s | "
+              f"speed-up {seconds[1] / seconds[2]:4.2f}×", flush=True)
+        store = FeatureStore.open(tmp / "std1.zarr")
+        compare(model_name, store, data, backbone, heads, cfg, epochs)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--backbones", nargs="+", default=["mlp", "cnn", "vit"])
+    p.add_argument("--backbone", default=None, help="timm:<model name> — a standard-size backbone instead")
+    p.add_argument("--samples", type=int, default=1024, help="with --backbone: real images (+10 %% test)")
     p.add_argument("--epochs", type=int, default=3, help="epochs per mode, interleaved; the fastest counts")
     p.add_argument("--batch-size", type=int, default=None, help="default: params train.batch_size")
     args = p.parse_args()
     params = load_params(REPO / "params.yaml")
     heads = HeadsConfig.parse(section(params, "heads"))
     train = from_dict(TrainConfig, section(params, "train"), "train")
-    data = PreparedData(REPO / "data" / "prepared" / f"{params['data']['name']}.zarr")
     print(f"torch threads: {torch.get_num_threads()}, batch {args.batch_size or train.batch_size}, "
           f"LAYA {asdict(heads.config('laya'))}, train.overrides {train.overrides}")
+    if args.backbone:
+        cfg = replace(train, batch_size=args.batch_size or train.batch_size)
+        return standard_size(args.backbone, args.samples, heads, cfg, args.epochs)
+    data = PreparedData(REPO / "data" / "prepared" / f"{params['data']['name']}.zarr")
     for name in args.backbones:
         cfg = replace(train.for_backbone(name), batch_size=args.batch_size or train.batch_size)
         store = FeatureStore.open(REPO / "data" / "features" / f"{name}.zarr")
-        store.keep_in_memory(cfg.memory_mb << 20)
-        model, meta = load_backbone(REPO / "data" / "backbones" / name)
-        tap = LayerTap(model, store.info.extract["pooling"], hook_layers=meta.config.layers)
-        prep = meta.preprocess()
-        samples = store.num_samples("train")
-        times = {"cache": [], "live": []}
-        for epoch in range(args.epochs):  # interleaved, so machine noise hits both modes alike
-            for mode in times:
-                torch.manual_seed(0)
-                head = build("laya", store.dims, len(store.info.classes), config=heads.config("laya"))
-                optimizer = torch.optim.Adam(head.parameters(), lr=cfg.lr)
-                batches = (store.batches("train", cfg.batch_size, shuffle=True, seed=epoch,
-                                         window_blocks=cfg.window_blocks) if mode == "cache"
-                           else live_batches(data, tap, prep, cfg, samples, epoch))
-                start = time.perf_counter()
-                train_epoch(head, optimizer, nn.CrossEntropyLoss(), batches, cfg.input_dropout, mixup=cfg.mixup,
-                            rng=np.random.default_rng(epoch), average=moving_average(head, cfg.ema))
-                times[mode].append(time.perf_counter() - start)
-        cache, live = min(times["cache"]), min(times["live"])
-        flops = flop_ratio(tap, prep, head, data.images("train", 0, cfg.batch_size))
-        print(f"{name:4s} LAYA epoch of {samples} samples: cache {cache:6.2f} s | live backbone {live:6.2f} s | "
-              f"ratio {live / cache:6.1f}× | FLOP ratio {flops:5.1f}×", flush=True)
+        compare(name, store, data, REPO / "data" / "backbones" / name, heads, cfg, args.epochs)
 
 
 if __name__ == "__main__":

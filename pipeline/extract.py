@@ -7,10 +7,15 @@ Reads params `backbones.<name>` (its protocol: transfer caches the classes the b
 store per seed, as child groups seed<k>/ of --out), `extract`, `clt.backbone` (whose cache gets the MLP
 inputs/outputs when `extract.mlp_io: auto`) and `device`. Resumable: kill it at any moment and run it again; it
 continues from the completed shards kept in <out's folder>/.partial/ and the final store is bit-identical.
+
+Several processes: `extract.procs: N` starts N ranks on this machine with torchrun's launcher; across machines
+sharing a file system, start it with torchrun yourself (each rank writes whole shards; the store is the same):
+    torchrun --nnodes 2 --nproc-per-node 8 --rdzv-backend c10d --rdzv-endpoint host0:29400 \
+        pipeline/extract.py --name vit --data … --backbone … --out …
 """
 
 import shutil
-from dataclasses import asdict
+import sys
 from pathlib import Path
 
 import zarr
@@ -18,23 +23,27 @@ import zarr
 from laya.backbones import BackboneConfig, load_backbone
 from laya.cli import parser, run
 from laya.config import ConfigError, from_dict, load_params, section
-from laya.data import PreparedData
+from laya.data import SPLITS, PreparedData
 from laya.device import device_from_params
+from laya.distributed import Ranks, launch, under_torchrun
 from laya.extract import ExtractConfig, extract_features
+from laya.extract.plan import check_world, resolve_procs
 from laya.io import human_bytes, staged
 from laya.protocols import head_data, units
 from laya.store import FeatureStore
 
 
-def extract_unit(name, backbone_dir: Path, data, out: Path, cfg: ExtractConfig, device, work_dir) -> dict:
+def extract_unit(name, backbone_dir: Path, data, out: Path, cfg: ExtractConfig, device, work_dir,
+                 ranks: Ranks) -> dict:
     model, card = load_backbone(backbone_dir)
     if card.data_sha256 != data.attrs["data_sha256"]:
         raise ConfigError(f"{backbone_dir}: backbone was trained on other prepared data than {data.path}; "
                           f"rerun `dvc repro backbone@{name}`.")
-    return extract_features(model, card, data, out, cfg, device, work_dir)
+    return extract_features(model, card, data, out, cfg, device, work_dir, ranks=ranks)
 
 
-def extract_joint(name: str, bb: BackboneConfig, key: str, args, data, cfg: ExtractConfig, device) -> list[dict]:
+def extract_joint(name: str, bb: BackboneConfig, key: str, args, data, cfg: ExtractConfig, device,
+                  ranks: Ranks) -> list[dict]:
     """One store per joint seed, child groups of one Zarr hierarchy; finished seeds survive an interruption in
     <out's folder>/.partial/<name>.zarr/ and are kept when their backbone and settings are unchanged."""
     if cfg.pooling != bb.joint_config(key).pooling:
@@ -49,9 +58,12 @@ def extract_joint(name: str, bb: BackboneConfig, key: str, args, data, cfg: Extr
     for unit in units(bb, key):
         target, backbone_dir = unit.path(building), unit.path(args.backbone)
         if (target / "zarr.json").is_file() and _complete(target, backbone_dir, cfg):
-            print(f"extract@{name}: {unit.name} already built in {building}, kept")
+            if ranks.is_main:
+                print(f"extract@{name}: {unit.name} already built in {building}, kept")
             continue
-        summaries.append(extract_unit(name, backbone_dir, data, target, cfg, device, shards))
+        summaries.append(extract_unit(name, backbone_dir, data, target, cfg, device, shards, ranks))
+    if not ranks.is_main:
+        return summaries
     root = zarr.open_group(building, mode="a")
     root.attrs.update({"protocol": "joint", "units": [u.name for u in units(bb, key)]})
     with staged(out) as (tmp,):
@@ -68,7 +80,7 @@ def _complete(store_path: Path, backbone_dir: Path, cfg: ExtractConfig) -> bool:
         store.check_built_from(BackboneCard.load(backbone_dir))
     except ConfigError:
         return False
-    return store.info.extract == asdict(cfg)
+    return store.info.extract == cfg.recorded()
 
 
 def main() -> None:
@@ -86,11 +98,26 @@ def main() -> None:
     cfg = from_dict(ExtractConfig, section(params, "extract"), "extract").for_backbone(args.name, clt_backbone)
     data = head_data(bb, PreparedData(args.data), key)
     device = device_from_params(params)
-    if bb.protocol == "joint":
-        summaries = extract_joint(args.name, bb, key, args, data, cfg, device)
-    else:
-        summaries = [extract_unit(args.name, Path(args.backbone), data, Path(args.out), cfg, device,
-                                  Path(args.work_dir) if args.work_dir else None)]
+    sizes = {s: data.num_samples(s) for s in SPLITS}
+    procs = resolve_procs(cfg.procs, device, sizes, cfg.shard_size)
+    world = procs if not under_torchrun() else Ranks.from_env().world
+    check_world(world, sizes, cfg.shard_size)
+    if procs > 1 and not under_torchrun():
+        launch(procs, sys.argv, f"extract@{args.name}")
+        return
+    ranks = Ranks.from_env()
+    device = ranks.device(device)
+    ranks.start(device)
+    try:
+        if bb.protocol == "joint":
+            summaries = extract_joint(args.name, bb, key, args, data, cfg, device, ranks)
+        else:
+            summaries = [extract_unit(args.name, Path(args.backbone), data, Path(args.out), cfg, device,
+                                      Path(args.work_dir) if args.work_dir else None, ranks)]
+    finally:
+        ranks.stop()
+    if not ranks.is_main:
+        return
     for summary in summaries:
         resumed = f", resumed {summary['resumed_shards']} shards" if summary["resumed_shards"] else ""
         print(f"extract@{args.name}: wrote {summary['path']} ({len(summary['layers'])} layers {summary['dims']}, "

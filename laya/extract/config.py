@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 from laya.config import choice, require
 from laya.extract.taps import POOLINGS
@@ -22,6 +23,8 @@ class ExtractConfig:
     shard_size: int = 8192  # samples per shard (a power of two); the unit of writing and of resuming
     codec: str = "lz4"  # lz4 | zstd | none — chosen by benchmarks/extract.py
     seed: int = 0  # patch-token sampling
+    procs: int | str = "auto"  # processes (torchrun ranks) writing the store on this machine, each computing with
+    # one torch thread, so the store is the same bytes for any count; auto = one per core on CPU, 1 on CUDA
 
     def validate(self, key: str = "extract") -> None:
         require(self.mlp_io in (True, False, "auto"), f"{key}.mlp_io", self.mlp_io, "auto, true or false")
@@ -31,8 +34,18 @@ class ExtractConfig:
         require(self.batch_size >= 1, f"{key}.batch_size", self.batch_size, "an integer ≥ 1")
         require(self.shard_size >= 1 and self.shard_size & (self.shard_size - 1) == 0, f"{key}.shard_size",
                 self.shard_size, "a power of two, e.g. 8192")
+        require(self.procs == "auto" or (isinstance(self.procs, int) and not isinstance(self.procs, bool)
+                                         and self.procs >= 1),
+                f"{key}.procs", self.procs, "auto or an integer ≥ 1 (more than 1 are started with torchrun)")
         require(self.patch_tokens == "all" or (isinstance(self.patch_tokens, int) and self.patch_tokens >= 1),
                 f"{key}.patch_tokens", self.patch_tokens, "a positive integer or \"all\"")
+
+    def recorded(self) -> dict[str, Any]:
+        """The settings a store records (root attrs `extract`): those that shape its values and layout — not
+        `procs`, since any number of processes writes the same store."""
+        values = asdict(self)
+        del values["procs"]
+        return values
 
     def for_backbone(self, name: str, clt_backbone: str | None) -> ExtractConfig:
         """The config one extract@<name> runs with: `mlp_io: auto` becomes true for the CLT's backbone only

@@ -23,12 +23,15 @@ import laya
 from laya.backbones import BackboneCard
 from laya.config import ConfigError
 from laya.data import SPLITS, PreparedData
+from laya.distributed import Ranks
 from laya.extract.config import ExtractConfig
+from laya.extract.loader import block_rows, image_loader
+from laya.extract.plan import ExtractionPlan, Layout, Task
+from laya.extract.progress import ShardProgress
 from laya.extract.taps import LayerTap
-from laya.extract.writer import ShardCallback, ShardWriter, load_progress
-from laya.images import Preprocess
-from laya.io import human_bytes, replace_path, require_free_space
-from laya.shards import ShardPlan
+from laya.extract.writer import ShardCallback, ShardWriter
+from laya.io import replace_path, require_free_space
+from laya.parallel import one_thread
 from laya.store_info import Fingerprint, StoreInfo
 from laya.zarrio import create_sample_array
 
@@ -46,39 +49,6 @@ def default_work_dir(out: Path) -> Path:
     return out.parent / ".partial"
 
 
-class _Layout:
-    """Array shapes of one store, found by running the tap on a single image."""
-
-    def __init__(self, tap: LayerTap, prep: Preprocess, data: PreparedData, cfg: ExtractConfig, device):
-        probe = tap(prep(torch.from_numpy(data.images("train", 0, 1)).to(device)))
-        self.dims = [int(t.shape[1]) for t in probe.layers]
-        self.prefix = tap.prefix
-        self.mlp_io = probe.mlp_in is not None
-        self.num_patches = 0 if not self.mlp_io else int(probe.mlp_in.shape[1]) - tap.prefix
-        self.keep = (self.num_patches if cfg.patch_tokens == "all" else int(cfg.patch_tokens)) if self.mlp_io else 0
-        if self.mlp_io and self.keep > self.num_patches:
-            raise ConfigError(f"extract.patch_tokens: {cfg.patch_tokens} > the {self.num_patches} patch tokens "
-                              f"of this ViT; use at most {self.num_patches} or \"all\".")
-        self.block_dim = int(probe.mlp_in.shape[-1]) if self.mlp_io else 0
-        self.num_blocks = int(probe.mlp_in.shape[2]) if self.mlp_io else 0
-
-    def arrays(self, names: list[str], dtype: str) -> dict[str, tuple[tuple[int, ...], str]]:
-        """{relative array path: (row shape, dtype)}."""
-        spec = {f"layers/{n}": ((d,), dtype) for n, d in zip(names, self.dims)}
-        spec.update({"labels": ((), "int32"), "index": ((), "int64")})
-        if self.mlp_io:
-            cls_shape, patch_shape = (self.num_blocks, self.block_dim), (self.keep, self.num_blocks, self.block_dim)
-            spec.update({"mlp_in_cls": (cls_shape, dtype), "mlp_out_cls": (cls_shape, dtype),
-                         "mlp_in_patch": (patch_shape, dtype), "mlp_out_patch": (patch_shape, dtype),
-                         "patch_index": ((self.keep,), "int16")})
-        return spec
-
-
-def _row_bytes(arrays: dict[str, tuple[tuple[int, ...], str]]) -> int:
-    """Uncompressed bytes of one sample across every array of a store."""
-    return sum(int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize for shape, dtype in arrays.values())
-
-
 def patch_sample(seed: int, split: str, shard: int, rows: int, num_patches: int, keep: int) -> np.ndarray:
     """(rows, keep) sorted patch positions per image, seeded by (seed, split, shard) so a resumed run agrees."""
     if keep == num_patches:
@@ -94,104 +64,145 @@ def _overflowed(buffer: torch.Tensor) -> bool:
     return bool((buffer.numpy().view(np.uint16) & 0x7FFF).max(initial=0) >= 0x7C00)
 
 
-def _compute_shard(tap, prep, layout, data, cfg, names, split, plan: ShardPlan, shard: int,
-                   device) -> dict[str, np.ndarray]:
-    """Forward one shard's images batch by batch into preallocated storage-dtype buffers."""
-    rows = plan.slice(shard)
-    n, dtype = plan.rows(shard), getattr(torch, cfg.dtype)
-    images = data.images(split, rows.start, rows.stop)
-    out = {f"layers/{name}": torch.empty((n, d), dtype=dtype) for name, d in zip(names, layout.dims)}
-    if layout.mlp_io:
-        picks = patch_sample(cfg.seed, split, shard, n, layout.num_patches, layout.keep)
-        # token positions kept per image: the CLS token, then the sampled patches (after the prefix tokens)
-        keep = torch.from_numpy(np.concatenate([np.zeros((n, 1)), picks + layout.prefix], 1).astype(np.int64))
-        for key in ("mlp_in", "mlp_out"):
-            out[f"{key}_cls"] = torch.empty((n, layout.num_blocks, layout.block_dim), dtype=dtype)
-            out[f"{key}_patch"] = torch.empty((n, layout.keep, layout.num_blocks, layout.block_dim), dtype=dtype)
-    for lo in range(0, n, cfg.batch_size):
-        hi = min(lo + cfg.batch_size, n)
-        tokens = keep[lo:hi].to(device) if layout.mlp_io else None
-        tapped = tap(prep(torch.from_numpy(images[lo:hi]).to(device)), tokens)
-        for name, layer in zip(names, tapped.layers):
-            out[f"layers/{name}"][lo:hi].copy_(layer)  # casts to the storage dtype in the copy
-        if layout.mlp_io:
-            for key, kept in (("mlp_in", tapped.mlp_in), ("mlp_out", tapped.mlp_out)):  # (b, 1 + P, L, d)
-                out[f"{key}_cls"][lo:hi].copy_(kept[:, 0])
-                out[f"{key}_patch"][lo:hi].copy_(kept[:, 1:])
-    for path, buffer in out.items():
-        if _overflowed(buffer):
-            raise ConfigError(f"extract.dtype={cfg.dtype}: {split} shard {shard} of '{path}' overflows to inf/nan; "
-                              f"set extract.dtype: float32.")
-    arrays = {path: buffer.numpy() for path, buffer in out.items()}
-    arrays["labels"] = data.labels(split, rows.start, rows.stop)
-    arrays["index"] = data.index(split, rows.start, rows.stop)
-    if layout.mlp_io:
-        arrays["patch_index"] = picks
-    return arrays
+class ShardBuffers:
+    """One shard's activations, filled block by block in preallocated storage-dtype buffers (CPU memory)."""
+
+    def __init__(self, plan: ExtractionPlan, data: PreparedData, split: str, shard: int):
+        self.plan, self.split, self.shard = plan, split, shard
+        self.rows = plan.shards[split].slice(shard)
+        n, lay, dtype = plan.shards[split].rows(shard), plan.layout, getattr(torch, plan.cfg.dtype)
+        self.out = {f"layers/{name}": torch.empty((n, d), dtype=dtype) for name, d in zip(lay.names, lay.dims)}
+        self.keep = None
+        if lay.mlp_io:
+            self.picks = patch_sample(plan.cfg.seed, split, shard, n, lay.num_patches, lay.keep)
+            # token positions kept per image: the CLS token, then the sampled patches (after the prefix tokens)
+            self.keep = torch.from_numpy(np.concatenate([np.zeros((n, 1)), self.picks + lay.prefix], 1)
+                                         .astype(np.int64))
+            for key in ("mlp_in", "mlp_out"):
+                self.out[f"{key}_cls"] = torch.empty((n, lay.num_blocks, lay.block_dim), dtype=dtype)
+                self.out[f"{key}_patch"] = torch.empty((n, lay.keep, lay.num_blocks, lay.block_dim), dtype=dtype)
+        self.data = data
+
+    def fill(self, tap: LayerTap, prep, lo: int, images: torch.Tensor, device: torch.device) -> None:
+        """Forward the block of images that starts at row `lo` of the shard, in batches of extract.batch_size."""
+        cfg = self.plan.cfg
+        for b in range(0, len(images), cfg.batch_size):
+            first, last = lo + b, lo + min(b + cfg.batch_size, len(images))
+            tokens = self.keep[first:last].to(device) if self.keep is not None else None
+            tapped = tap(prep(images[b:b + cfg.batch_size].to(device, non_blocking=True)), tokens)
+            for name, layer in zip(self.plan.layout.names, tapped.layers):
+                self.out[f"layers/{name}"][first:last].copy_(layer)  # casts to the storage dtype in the copy
+            if self.keep is not None:
+                for key, kept in (("mlp_in", tapped.mlp_in), ("mlp_out", tapped.mlp_out)):  # (b, 1 + P, L, d)
+                    self.out[f"{key}_cls"][first:last].copy_(kept[:, 0])
+                    self.out[f"{key}_patch"][first:last].copy_(kept[:, 1:])
+
+    def finish(self) -> dict[str, np.ndarray]:
+        """{array path under the split: rows}, after checking the storage dtype held every value."""
+        for path, buffer in self.out.items():
+            if _overflowed(buffer):
+                raise ConfigError(f"extract.dtype={self.plan.cfg.dtype}: {self.split} shard {self.shard} of "
+                                  f"'{path}' overflows to inf/nan; set extract.dtype: float32.")
+        arrays = {path: buffer.numpy() for path, buffer in self.out.items()}
+        arrays["labels"] = self.data.labels(self.split, self.rows.start, self.rows.stop)
+        arrays["index"] = self.data.index(self.split, self.rows.start, self.rows.stop)
+        if self.keep is not None:
+            arrays["patch_index"] = self.picks
+        return {f"{self.split}/{k}": v for k, v in arrays.items()}
 
 
 def extract_features(model: torch.nn.Module, card: BackboneCard, data: PreparedData, out: str | Path,
                      cfg: ExtractConfig, device: torch.device, work_dir: Path | None = None,
-                     on_shard_written: ShardCallback | None = None) -> dict:
-    """Build the feature store at `out` (resuming an interrupted build of the same spec). Returns a summary."""
+                     on_shard_written: ShardCallback | None = None, ranks: Ranks = Ranks()) -> dict:
+    """Build the feature store at `out` (resuming an interrupted build of the same spec). Returns a summary.
+
+    Under torchrun every rank calls this: rank 0 creates (or resumes) the store, each rank computes and writes
+    the whole shards `ranks.mine` gives it, and rank 0 moves the finished store into place after all are done."""
     out = Path(out)
     if cfg.mlp_io == "auto":  # the stage resolves it per backbone (ExtractConfig.for_backbone); here: when possible
         cfg = replace(cfg, mlp_io=True)
     work_dir = work_dir or default_work_dir(out)
-    partial, progress_path = work_dir / out.name, work_dir / f"{out.name}.progress.json"
+    partial, progress = work_dir / out.name, ShardProgress(work_dir / f"{out.name}.progress")
     model.to(device)
     prep = card.preprocess().to(device)
     tap = LayerTap(model, cfg.pooling, hook_layers=card.config.layers, mlp_io=cfg.mlp_io)
-    layout = _Layout(tap, prep, data, cfg, device)
-    names = tap.names
+    with one_thread():
+        layout = Layout(tap, prep(torch.from_numpy(data.images("train", 0, 1)).to(device)), cfg)
     fp = fingerprint(card, data.attrs["data_sha256"], cfg, layout.mlp_io)
-    plans = {s: ShardPlan(data.num_samples(s), cfg.shard_size) for s in SPLITS}
-    spec = {"fingerprint": asdict(fp), "config": asdict(cfg), "sizes": {s: plans[s].num_rows for s in SPLITS}}
-    done = load_progress(progress_path, spec) if (partial / "zarr.json").is_file() else None
-    if done is None:
-        shutil.rmtree(partial, ignore_errors=True)
-        info = StoreInfo(backbone=card.name, layers=names, dims=layout.dims, classes=data.classes,
-                         sizes=spec["sizes"], fingerprint=fp, mlp_io=layout.mlp_io, num_patches=layout.num_patches,
-                         patch_tokens_kept=layout.keep, prefix_tokens=layout.prefix, extract=asdict(cfg))
-        root = _create_store(partial, layout.arrays(names, cfg.dtype), plans, cfg.codec, info)
-        done = {}
-    else:
-        root = zarr.open_group(partial, mode="r+")
-    todo = {s: [i for i in plans[s] if i not in done.get(s, [])] for s in SPLITS}
-    needed = _row_bytes(layout.arrays(names, cfg.dtype)) * sum(plans[s].rows_in(todo[s]) for s in SPLITS)
-    print(f"extract@{card.name}: {sum(p.num_rows for p in plans.values())} samples × {len(names)} layers"
-          f"{' + MLP inputs/outputs' if layout.mlp_io else ''} → {out} (up to {human_bytes(needed)} uncompressed "
-          f"still to write, {sum(len(t) for t in todo.values())} shards)", flush=True)
-    require_free_space(work_dir, needed, f"extract@{card.name}", "free space, or lower extract.patch_tokens / "
-                       "set extract.mlp_io: false / extract.dtype: float16")
+    plan = ExtractionPlan(layout, {s: data.num_samples(s) for s in SPLITS}, cfg, ranks.world)
+    plan.check_world()
+    spec = {"fingerprint": asdict(fp), "config": cfg.recorded(), "sizes": plan.sizes}
+    if ranks.is_main:
+        _start_or_resume(partial, progress, spec, plan, card, data, fp, work_dir, out)
+    ranks.barrier()  # the store exists before any rank writes to it
+    done = progress.done(spec) or {}
+    ranks.barrier()  # every rank read the same completed shards before any rank marks a new one
+    todo = plan.tasks(done)
+    mine = ranks.mine(todo)
     started = time.perf_counter()
-    writer = ShardWriter(root, progress_path, spec, plans, done, on_shard_written)
+    writer = ShardWriter(zarr.open_group(partial, mode="r+"), progress, plan.shards, on_shard_written)
     try:
-        for split in SPLITS:
-            plan = plans[split]
-            bar = tqdm(total=plan.num_rows, initial=plan.num_rows - plan.rows_in(todo[split]),
-                       desc=f"extract@{card.name} {split}", unit="img")
-            for shard in todo[split]:
-                arrays = _compute_shard(tap, prep, layout, data, cfg, names, split, plan, shard, device)
-                writer.submit(split, shard, {f"{split}/{k}": v for k, v in arrays.items()})
-                bar.update(len(arrays["labels"]))
-            bar.close()
+        with one_thread():  # the same bits for any process count (float reductions split over threads differ)
+            _compute(tap, prep, plan, data, mine, writer, device, card.name, ranks)
     finally:
         writer.close()
-    progress_path.unlink()
-    replace_path(partial, out)
+    ranks.barrier()  # every shard is written
+    if ranks.is_main:
+        missing = plan.tasks(progress.done(spec) or {})
+        if missing:
+            raise ConfigError(f"{partial}: shards {missing[:4]} were not written; rerun to complete them.")
+        progress.remove()
+        replace_path(partial, out)
+    ranks.barrier()  # the store is in place before any rank returns
     files = [p for p in out.rglob("*") if p.is_file()]
-    return {"path": str(out), "layers": names, "dims": layout.dims, "files": len(files),
-            "bytes": sum(p.stat().st_size for p in files), "raw_bytes_written": writer.bytes_written,
+    return {"path": str(out), "layers": layout.names, "dims": layout.dims, "files": len(files),
+            "bytes": sum(p.stat().st_size for p in files), "raw_bytes_written": plan.bytes(todo),
             "seconds": time.perf_counter() - started, "resumed_shards": sum(len(v) for v in done.values()),
-            "fingerprint": fp.hash}
+            "fingerprint": fp.hash, "shards_written_here": len(mine)}
 
 
-def _create_store(path: Path, arrays: dict, plans: dict[str, ShardPlan], codec: str, info: StoreInfo) -> zarr.Group:
+def _start_or_resume(partial: Path, progress: ShardProgress, spec: dict, plan: ExtractionPlan, card, data, fp,
+                     work_dir: Path, out: Path) -> None:
+    """Rank 0: keep an interrupted build of the same spec, or start an empty store; print the plan; check space."""
+    if not ((partial / "zarr.json").is_file() and progress.done(spec) is not None):
+        shutil.rmtree(partial, ignore_errors=True)
+        progress.start(spec)
+        lay = plan.layout
+        info = StoreInfo(backbone=card.name, layers=lay.names, dims=lay.dims, classes=data.classes,
+                         sizes=plan.sizes, fingerprint=fp, mlp_io=lay.mlp_io, num_patches=lay.num_patches,
+                         patch_tokens_kept=lay.keep, prefix_tokens=lay.prefix, extract=plan.cfg.recorded())
+        _create_store(partial, plan, info)
+    todo = plan.tasks(progress.done(spec))
+    print(f"extract@{card.name} → {out}: {plan.describe(todo)}", flush=True)
+    require_free_space(work_dir, plan.bytes(todo), f"extract@{card.name}", "free space, or lower "
+                       "extract.patch_tokens / set extract.mlp_io: false / extract.dtype: float16")
+
+
+def _compute(tap, prep, plan: ExtractionPlan, data: PreparedData, tasks: list[Task], writer: ShardWriter,
+             device: torch.device, name: str, ranks: Ranks) -> None:
+    """Forward this rank's shards block by block; each finished shard goes to the writer thread."""
+    rows = block_rows(data, plan.cfg.batch_size, plan.cfg.shard_size)
+    loader = image_loader(data, plan.shards, tasks, rows, device, ranks.local_world)
+    bar = tqdm(total=sum(plan.shards[s].rows(i) for s, i in tasks), unit="img", disable=not ranks.is_main,
+               desc=f"extract@{name}" + (f" rank 0 of {ranks.world}" if ranks.distributed else ""))
+    shard = None
+    for split, index, lo, images in loader:
+        if shard is None or (shard.split, shard.shard) != (split, index):
+            if shard is not None:
+                writer.submit(shard.split, shard.shard, shard.finish())
+            shard = ShardBuffers(plan, data, split, index)
+        shard.fill(tap, prep, lo, images, device)
+        bar.update(len(images))
+    if shard is not None:
+        writer.submit(shard.split, shard.shard, shard.finish())
+    bar.close()
+
+
+def _create_store(path: Path, plan: ExtractionPlan, info: StoreInfo) -> zarr.Group:
     path.parent.mkdir(parents=True, exist_ok=True)
     root = zarr.open_group(path, mode="w")
-    for split in SPLITS:
-        for rel, (row_shape, dtype) in arrays.items():
-            create_sample_array(root, f"{split}/{rel}", plans[split], row_shape, dtype, codec)
+    for split, shards in plan.shards.items():
+        for rel, (row_shape, dtype) in plan.arrays.items():
+            create_sample_array(root, f"{split}/{rel}", shards, row_shape, dtype, plan.cfg.codec)
     root.attrs.update(info.to_attrs())
     return root

@@ -1,8 +1,7 @@
-"""Whole-shard writes on one background thread, with a progress record that makes extraction resumable.
+"""Whole-shard writes on one background thread.
 
-The store under construction lives in a work folder that is not a DVC output (DVC deletes declared outputs
-before rerunning a stage). After each shard's arrays are written, the shard is added to `progress.json`
-(atomically), so a killed run resumes from the completed shards and rewrites only the one it was in.
+After a shard's arrays are written, the shard is marked complete (`ShardProgress`), so a killed run resumes from
+the completed shards and rewrites only the ones it was in.
 """
 
 from __future__ import annotations
@@ -11,12 +10,11 @@ import concurrent.futures
 import os
 import threading
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 import zarr
 
-from laya.io import read_json, write_json
+from laya.extract.progress import ShardProgress
 from laya.shards import ShardPlan
 
 ShardCallback = Callable[[str, int], None]
@@ -29,13 +27,11 @@ class ShardWriter:
     (one being computed, one being written) whatever the dataset size.
     """
 
-    def __init__(self, root: zarr.Group, progress_path: Path, spec: dict, plans: dict[str, ShardPlan],
-                 done: dict[str, list[int]], on_shard_written: ShardCallback | None = None):
+    def __init__(self, root: zarr.Group, progress: ShardProgress, plans: dict[str, ShardPlan],
+                 on_shard_written: ShardCallback | None = None):
         self.root = root
-        self.progress_path = progress_path
-        self.spec = spec
+        self.progress = progress
         self.plans = plans
-        self.done = {split: sorted(shards) for split, shards in done.items()}
         self.on_shard_written = on_shard_written
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="zarr-writer",
                                                            initializer=_lower_priority)
@@ -63,8 +59,7 @@ class ShardWriter:
             assert len(rows) == rows_of_shard.stop - rows_of_shard.start, (path, len(rows), rows_of_shard)
             self.root[path][rows_of_shard] = rows
             self.bytes_written += rows.nbytes
-        self.done.setdefault(split, []).append(shard)
-        write_json(self.progress_path, {"spec": self.spec, "done": self.done})
+        self.progress.mark(split, shard)
         if self.on_shard_written is not None:
             self.on_shard_written(split, shard)
 
@@ -75,16 +70,3 @@ def _lower_priority() -> None:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
     except (AttributeError, OSError):
         pass
-
-
-def load_progress(progress_path: Path, spec: dict) -> dict[str, list[int]] | None:
-    """Completed shards of an earlier run with the same spec, or None when there is nothing to resume."""
-    if not progress_path.is_file():
-        return None
-    try:
-        progress = read_json(progress_path, "extraction progress")
-    except ValueError:
-        return None
-    if progress.get("spec") != spec:
-        return None
-    return {split: list(shards) for split, shards in progress.get("done", {}).items()}
