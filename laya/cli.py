@@ -41,6 +41,23 @@ def explain(err: BaseException) -> str:
     return f"{type(err).__name__}: {first} (unexpected; rerun with --debug or {DEBUG_ENV}=1 for the traceback)"
 
 
+def under_torchrun() -> bool:
+    """True in a process torchrun started (it sets TORCHELASTIC_RUN_ID for every rank)."""
+    return "TORCHELASTIC_RUN_ID" in os.environ
+
+
+PEER_FAILED = 3  # the exit status of a rank that stopped only because another rank failed (it prints nothing)
+
+
+def peer_failed(err: BaseException) -> bool:
+    """True when `err` is a collective that broke because another rank went away (gloo/NCCL), not a failure of
+    this rank: that rank reports the cause, so this one stays quiet."""
+    text = str(err)
+    return under_torchrun() and isinstance(err, RuntimeError) and any(
+        marker in text for marker in ("Connection closed by peer", "Connection reset by peer", "NCCL error",
+                                      "remote worker crashing"))
+
+
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
@@ -80,5 +97,7 @@ def run(main: Callable[[], None]) -> None:
     except Exception as err:  # noqa: BLE001 — the last line of defence: one line, never a traceback
         if debug:
             raise
+        if peer_failed(err):  # under torchrun: the rank that failed first has said why
+            sys.exit(PEER_FAILED)
         print(f"error: {explain(err)}", file=sys.stderr)
         sys.exit(1)

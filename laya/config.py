@@ -16,7 +16,8 @@ import yaml
 
 SPLITS = ("train", "val", "test")  # every prepared dataset and feature store has these three
 # the top-level sections of params.yaml; anything else is a typo that would otherwise be silently ignored
-SECTIONS = ("device", "workers", "data", "backbones", "extract", "heads", "train", "evaluate", "clt", "clt_frontier")
+SECTIONS = ("device", "workers", "storage", "data", "backbones", "extract", "heads", "train", "evaluate", "clt",
+            "clt_frontier")
 
 
 class ConfigError(ValueError):
@@ -24,7 +25,8 @@ class ConfigError(ValueError):
 
 
 def load_params(path: str | Path) -> dict[str, Any]:
-    """Read params.yaml (or any YAML mapping) with a clear error when it is missing or malformed."""
+    """Read params.yaml (or any YAML mapping) with a clear error when it is missing or malformed; its `storage`
+    section (fsspec options per protocol, laya.location) becomes this process's fsspec defaults."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: params file not found; expected a YAML file (run from the repo root).")
@@ -38,6 +40,9 @@ def load_params(path: str | Path) -> dict[str, Any]:
     if unknown:
         raise ConfigError(f"{path}: unknown top-level section(s) {unknown}; valid: {list(SECTIONS)} (a typo? "
                           f"rename or remove it).")
+    from laya.location import configure_storage  # laya.location needs ConfigError from this module
+
+    configure_storage(params)
     return params
 
 

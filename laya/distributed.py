@@ -80,11 +80,6 @@ class Ranks:
         return items[self.rank::self.world]
 
 
-def under_torchrun() -> bool:
-    """True in a process torchrun started (it sets TORCHELASTIC_RUN_ID for every rank)."""
-    return "TORCHELASTIC_RUN_ID" in os.environ
-
-
 def launch(procs: int, argv: list[str], what: str) -> None:
     """Run `python argv…` as `procs` ranks on this machine with torchrun's launcher (torch.distributed's elastic
     agent, as `torchrun --standalone --nproc-per-node procs argv…` would) and wait for them.
@@ -102,8 +97,9 @@ def launch(procs: int, argv: list[str], what: str) -> None:
         elastic_launch(config, sys.executable)(*argv)
     except ChildFailedError as err:
         rank, failure = err.get_first_failure()
-        if failure.exitcode in (1, 2):  # the rank stopped on an error and said why in one line (laya.cli.run)
-            raise SystemExit(failure.exitcode) from None
+        said = [f for f in err.failures.values() if f.exitcode in (1, 2)]
+        if said:  # a rank stopped on an error and said why in one line (laya.cli.run)
+            raise SystemExit(said[0].exitcode) from None
         how = f"killed by {failure.signal_name()}" if failure.exitcode < 0 else f"exit code {failure.exitcode}"
         raise ConfigError(f"{what}: rank {rank} of {procs} failed ({how}); rerun the same command to resume from "
                           f"the shards already written.") from None

@@ -86,12 +86,12 @@ def require_free_space(folder: str | Path, needed: int, what: str, fix: str) -> 
 
 
 def human_bytes(n: float) -> str:
-    """1536 → '1.5 KB' (binary units)."""
+    """1536 → '1.5 KB' (binary units, up to TB)."""
     for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
+        if n < 1024:
             return f"{n:.1f} {unit}"
         n /= 1024
-    return f"{n:.1f} GB"
+    return f"{n:.1f} TB"
 
 
 def _alive(pid: int) -> bool:

@@ -16,6 +16,7 @@ import torch
 import zarr
 
 from laya.config import SPLITS, ConfigError
+from laya.location import Location, is_url
 from laya.shards import ShardPlan
 from laya.store_info import Fingerprint, StoreInfo
 
@@ -23,7 +24,7 @@ from laya.store_info import Fingerprint, StoreInfo
 class FeatureStore:
     """`FeatureStore.open(path)` → layers, dims, num_samples(split), labels(split), batches(...), attrs, info."""
 
-    def __init__(self, path: Path, root: zarr.Group):
+    def __init__(self, path: Path | str, root: zarr.Group):
         self.path = path
         self.root = root
         self.attrs = dict(root.attrs)
@@ -36,6 +37,17 @@ class FeatureStore:
 
     @classmethod
     def open(cls, path: str | Path) -> FeatureStore:
+        """Open a store on the local disk or at an fsspec URL (s3://bucket/features/vit.zarr; see laya.location)."""
+        if is_url(path):
+            where = Location.of(path)
+            try:
+                (where / "zarr.json").read_bytes()
+            except FileNotFoundError:
+                raise ConfigError(f"{path}: no feature store here; build it with `python pipeline/extract.py … "
+                                  f"--out {path}`.") from None
+            except OSError as err:
+                raise where.refused("opening the feature store", err) from None
+            return cls(where.url, zarr.open_group(where.zarr_store(read_only=True), mode="r"))
         path = Path(path)
         if not (path / "zarr.json").is_file():
             raise ConfigError(f"{path}: no feature store here; run `dvc repro extract@<backbone>` to build it.")

@@ -27,12 +27,22 @@ class Fingerprint:
     patch_tokens: int | str | None = None
     seed: int = 0
     laya_version: str = ""
+    autocast: str = "none"  # the forward pass's CUDA autocast (extract.autocast)
     hash: str = ""  # a 16-hex summary of the fields above
 
     @classmethod
     def of(cls, **body) -> Fingerprint:
-        """A fingerprint whose `hash` summarises `body` (sha256 of its sorted JSON, first 16 hex digits)."""
+        """A fingerprint whose `hash` summarises `body` (sha256 of its sorted JSON, first 16 hex digits).
+        `autocast: none` is left out of the summary, so caches built before autocast existed keep their hash."""
+        if body.get("autocast", "none") == "none":
+            body.pop("autocast", None)
         return cls(**body, hash=hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16])
+
+    def to_attrs(self) -> dict[str, Any]:
+        values = dataclasses.asdict(self)
+        if self.autocast == "none":
+            del values["autocast"]
+        return values
 
 
 @dataclass(frozen=True)
@@ -60,7 +70,7 @@ class StoreInfo:
         """The root attributes, in a fixed key order (so the store's metadata bytes are stable)."""
         keys = ("backbone", "layers", "dims", "classes", "sizes", "mlp_io", "num_patches", "patch_tokens_kept",
                 "prefix_tokens", "extract", "fingerprint")
-        values = dataclasses.asdict(self)
+        values = {**dataclasses.asdict(self), "fingerprint": self.fingerprint.to_attrs()}
         return {k: values[k] for k in keys}
 
     @classmethod

@@ -13,7 +13,6 @@ not a DVC output: wall-clock times differ from run to run, and every DVC output 
 """
 
 import time
-from pathlib import Path
 
 from laya.backbones import BackboneConfig
 from laya.cli import parser, run
@@ -45,7 +44,7 @@ def main() -> None:
     key = f"backbones.{args.name}"
     bb = from_dict(BackboneConfig, section(params, key), key)
     started = time.perf_counter()
-    stores = [(FeatureStore.open(unit.path(Path(args.features))), trained_seeds(cfg, args.heads, unit.seeds))
+    stores = [(FeatureStore.open(unit.path(args.features)), trained_seeds(cfg, args.heads, unit.seeds))
               for unit in units(bb, key)]
     device = device_from_params(params)
     workers = workers_from_params(params, device)

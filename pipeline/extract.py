@@ -21,19 +21,20 @@ from pathlib import Path
 import zarr
 
 from laya.backbones import BackboneConfig, load_backbone
-from laya.cli import parser, run
+from laya.cli import parser, run, under_torchrun
 from laya.config import ConfigError, from_dict, load_params, section
 from laya.data import SPLITS, PreparedData
 from laya.device import device_from_params
-from laya.distributed import Ranks, launch, under_torchrun
+from laya.distributed import Ranks, launch
 from laya.extract import ExtractConfig, extract_features
 from laya.extract.plan import check_world, resolve_procs
 from laya.io import human_bytes, staged
+from laya.location import Location, is_url
 from laya.protocols import head_data, units
 from laya.store import FeatureStore
 
 
-def extract_unit(name, backbone_dir: Path, data, out: Path, cfg: ExtractConfig, device, work_dir,
+def extract_unit(name, backbone_dir: Path, data, out: str | Path, cfg: ExtractConfig, device, work_dir,
                  ranks: Ranks) -> dict:
     model, card = load_backbone(backbone_dir)
     if card.data_sha256 != data.attrs["data_sha256"]:
@@ -50,6 +51,9 @@ def extract_joint(name: str, bb: BackboneConfig, key: str, args, data, cfg: Extr
         raise ConfigError(f"extract.pooling: {cfg.pooling!r}, but {key}.joint.pooling is "
                           f"{bb.joint_config(key).pooling!r} (the co-trained head read the layers that way); set "
                           f"them equal.")
+    if is_url(args.out):
+        raise ConfigError(f"--out {args.out}: a joint backbone's stores (one per seed) are built on a local disk; "
+                          f"give a local path and share them with `dvc push` to an S3 remote.")
     out = Path(args.out)
     building = out.parent / ".partial" / out.name
     shards = out.parent / ".partial" / f"{out.name}.shards"  # the unit being built
@@ -88,7 +92,8 @@ def main() -> None:
     p.add_argument("--name", required=True, help="backbone name, a key of params `backbones`")
     p.add_argument("--data", required=True, help="prepared store (output of `prepare`)")
     p.add_argument("--backbone", required=True, help="frozen backbone folder (output of `backbone@<name>`)")
-    p.add_argument("--out", required=True, help="feature store to write, e.g. data/features/vit.zarr")
+    p.add_argument("--out", required=True, help="feature store to write, e.g. data/features/vit.zarr or "
+                   "s3://bucket/features/vit.zarr (credentials from the AWS environment variables)")
     p.add_argument("--work-dir", default=None, help="where the store is built (default: <out folder>/.partial)")
     args = p.parse_args()
     params = load_params(args.params)
@@ -98,10 +103,12 @@ def main() -> None:
     cfg = from_dict(ExtractConfig, section(params, "extract"), "extract").for_backbone(args.name, clt_backbone)
     data = head_data(bb, PreparedData(args.data), key)
     device = device_from_params(params)
+    cfg.check_device(device)
     sizes = {s: data.num_samples(s) for s in SPLITS}
     procs = resolve_procs(cfg.procs, device, sizes, cfg.shard_size)
     world = procs if not under_torchrun() else Ranks.from_env().world
     check_world(world, sizes, cfg.shard_size)
+    Location.of(args.out).check_writable(f"extract@{args.name}")  # before any rank starts
     if procs > 1 and not under_torchrun():
         launch(procs, sys.argv, f"extract@{args.name}")
         return
@@ -112,8 +119,8 @@ def main() -> None:
         if bb.protocol == "joint":
             summaries = extract_joint(args.name, bb, key, args, data, cfg, device, ranks)
         else:
-            summaries = [extract_unit(args.name, Path(args.backbone), data, Path(args.out), cfg, device,
-                                      Path(args.work_dir) if args.work_dir else None, ranks)]
+            summaries = [extract_unit(args.name, Path(args.backbone), data, args.out, cfg, device, args.work_dir,
+                                      ranks)]
     finally:
         ranks.stop()
     if not ranks.is_main:

@@ -12,7 +12,6 @@ destroyed head (laya.sanity).
 """
 
 import time
-from pathlib import Path
 
 from laya.ablation import layer_means
 from laya.backbones import BackboneConfig
@@ -50,7 +49,7 @@ def main() -> None:
     if not heads:
         raise ConfigError(f"evaluate.sanity.heads: none of {cfg.heads} was trained for {args.name} (trained: "
                           f"{made}); add one of them to heads.names.")
-    store, seed = next((FeatureStore.open(unit.path(Path(args.features))), seeds[0]) for unit in units(bb, key)
+    store, seed = next((FeatureStore.open(unit.path(args.features)), seeds[0]) for unit in units(bb, key)
                        if (seeds := trained_seeds(evaluate, args.heads, unit.seeds)))
     loaded, _, layers = load_heads(args.heads, heads, seed, store, args.name)
     means = layer_means(store, "train", layers)

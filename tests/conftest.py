@@ -104,3 +104,23 @@ def write_feature_store(path: Path, dims=(6, 5, 4), sizes=None, classes: int = 3
                      fingerprint=Fingerprint(backbone_sha256="b" * 64, data_sha256="d" * 64, hash="toy"))
     root.attrs.update(info.to_attrs())
     return path
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """A real S3 server (moto, server mode) on 127.0.0.1; this process's AWS variables point at it meanwhile."""
+    from s3_server import start_s3_server
+
+    proc, server = start_s3_server()
+    saved = {k: os.environ.get(k) for k in server.env()}
+    os.environ.update(server.env())
+    try:
+        yield server
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        proc.terminate()
+        proc.wait(timeout=30)

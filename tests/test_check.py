@@ -32,7 +32,7 @@ def test_the_committed_params_are_valid():
 def test_an_unknown_top_level_section_is_refused_naming_it(tmp_path):
     (tmp_path / "params.yaml").write_text(yaml.safe_dump({**PARAMS, "trian": {"epochs": 3}}))
     with pytest.raises(ConfigError, match=r"params.yaml: unknown top-level section\(s\) \['trian'\]; valid: "
-                                          r"\['device', 'workers', 'data'"):
+                                          r"\['device', 'workers', 'storage', 'data'"):
         load_params(tmp_path / "params.yaml")
 
 

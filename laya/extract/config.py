@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from laya.config import choice, require
+import torch
+
+from laya.config import ConfigError, choice, require
 from laya.extract.taps import POOLINGS
 from laya.zarrio import CODECS
 
 DTYPES = ("float16", "float32")
+AUTOCASTS = {"none": None, "bf16": "bfloat16", "fp16": "float16"}  # extract.autocast → torch dtype of the forward
 
 
 @dataclass(frozen=True)
@@ -23,6 +27,8 @@ class ExtractConfig:
     shard_size: int = 8192  # samples per shard (a power of two); the unit of writing and of resuming
     codec: str = "lz4"  # lz4 | zstd | none — chosen by benchmarks/extract.py
     seed: int = 0  # patch-token sampling
+    autocast: str = "none"  # CUDA only: run the frozen forward pass under autocast (bf16 | fp16); the cache keeps
+    # `dtype`, and the store's fingerprint records the autocast (its values differ from a float32 forward)
     procs: int | str = "auto"  # processes (torchrun ranks) writing the store on this machine, each computing with
     # one torch thread, so the store is the same bytes for any count; auto = one per core on CPU, 1 on CUDA
 
@@ -31,6 +37,7 @@ class ExtractConfig:
         choice(self.dtype, DTYPES, f"{key}.dtype")
         choice(self.pooling, POOLINGS, f"{key}.pooling")
         choice(self.codec, CODECS, f"{key}.codec")
+        choice(self.autocast, tuple(AUTOCASTS), f"{key}.autocast")
         require(self.batch_size >= 1, f"{key}.batch_size", self.batch_size, "an integer ≥ 1")
         require(self.shard_size >= 1 and self.shard_size & (self.shard_size - 1) == 0, f"{key}.shard_size",
                 self.shard_size, "a power of two, e.g. 8192")
@@ -45,7 +52,22 @@ class ExtractConfig:
         `procs`, since any number of processes writes the same store."""
         values = asdict(self)
         del values["procs"]
+        if self.autocast == "none":  # stores built before autocast existed keep their bytes
+            del values["autocast"]
         return values
+
+    def check_device(self, device: torch.device, key: str = "extract") -> None:
+        """autocast runs on CUDA only (on a CPU it would silently compute another cache)."""
+        if self.autocast != "none" and device.type != "cuda":
+            raise ConfigError(f"{key}.autocast: {self.autocast!r} needs a CUDA device, but the stage runs on "
+                              f"{device.type}; set {key}.autocast: none (or device: cuda on a machine with a GPU).")
+
+    def autocast_context(self, device: torch.device) -> contextlib.AbstractContextManager:
+        """The forward pass's autocast (a no-op for autocast: none)."""
+        if self.autocast == "none":
+            return contextlib.nullcontext()
+        self.check_device(device)
+        return torch.autocast(device_type="cuda", dtype=getattr(torch, AUTOCASTS[self.autocast]))
 
     def for_backbone(self, name: str, clt_backbone: str | None) -> ExtractConfig:
         """The config one extract@<name> runs with: `mlp_io: auto` becomes true for the CLT's backbone only

@@ -9,9 +9,8 @@ Root attrs: layers, dims, classes, sizes, the params used and the `fingerprint` 
 
 from __future__ import annotations
 
-import shutil
 import time
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +29,8 @@ from laya.extract.plan import ExtractionPlan, Layout, Task
 from laya.extract.progress import ShardProgress
 from laya.extract.taps import LayerTap
 from laya.extract.writer import ShardCallback, ShardWriter
-from laya.io import replace_path, require_free_space
+from laya.io import require_free_space
+from laya.location import Location
 from laya.parallel import one_thread
 from laya.store_info import Fingerprint, StoreInfo
 from laya.zarrio import create_sample_array
@@ -41,10 +41,10 @@ def fingerprint(card: BackboneCard, data_sha256: str, cfg: ExtractConfig, mlp_io
     `card.weights_sha256` is the hash of the weights file actually loaded (`load_backbone` checks it)."""
     return Fingerprint.of(backbone_sha256=card.weights_sha256, data_sha256=data_sha256, pooling=cfg.pooling,
                           dtype=cfg.dtype, mlp_io=mlp_io, patch_tokens=cfg.patch_tokens if mlp_io else None,
-                          seed=cfg.seed, laya_version=laya.__version__)
+                          seed=cfg.seed, laya_version=laya.__version__, autocast=cfg.autocast)
 
 
-def default_work_dir(out: Path) -> Path:
+def default_work_dir(out: Location) -> Location:
     """Where a store is built before it is complete: beside the output, not inside it (DVC deletes outputs)."""
     return out.parent / ".partial"
 
@@ -89,7 +89,8 @@ class ShardBuffers:
         for b in range(0, len(images), cfg.batch_size):
             first, last = lo + b, lo + min(b + cfg.batch_size, len(images))
             tokens = self.keep[first:last].to(device) if self.keep is not None else None
-            tapped = tap(prep(images[b:b + cfg.batch_size].to(device, non_blocking=True)), tokens)
+            with cfg.autocast_context(device):
+                tapped = tap(prep(images[b:b + cfg.batch_size].to(device, non_blocking=True)), tokens)
             for name, layer in zip(self.plan.layout.names, tapped.layers):
                 self.out[f"layers/{name}"][first:last].copy_(layer)  # casts to the storage dtype in the copy
             if self.keep is not None:
@@ -111,17 +112,19 @@ class ShardBuffers:
         return {f"{self.split}/{k}": v for k, v in arrays.items()}
 
 
-def extract_features(model: torch.nn.Module, card: BackboneCard, data: PreparedData, out: str | Path,
-                     cfg: ExtractConfig, device: torch.device, work_dir: Path | None = None,
-                     on_shard_written: ShardCallback | None = None, ranks: Ranks = Ranks()) -> dict:
+def extract_features(model: torch.nn.Module, card: BackboneCard, data: PreparedData, out: str | Path | Location,
+                     cfg: ExtractConfig, device: torch.device, work_dir: str | Path | Location | None = None,
+                     on_shard_written: ShardCallback | None = None, ranks: Ranks | None = None) -> dict:
     """Build the feature store at `out` (resuming an interrupted build of the same spec). Returns a summary.
 
     Under torchrun every rank calls this: rank 0 creates (or resumes) the store, each rank computes and writes
-    the whole shards `ranks.mine` gives it, and rank 0 moves the finished store into place after all are done."""
-    out = Path(out)
+    the whole shards `ranks.mine` gives it, and rank 0 moves the finished store into place after all are done.
+    `out` and `work_dir` may be fsspec URLs (s3://…): the store is then built and resumed on the object store."""
+    out, ranks = Location.of(out), ranks or Ranks()
+    cfg.check_device(device)
     if cfg.mlp_io == "auto":  # the stage resolves it per backbone (ExtractConfig.for_backbone); here: when possible
         cfg = replace(cfg, mlp_io=True)
-    work_dir = work_dir or default_work_dir(out)
+    work_dir = Location.of(work_dir) if work_dir is not None else default_work_dir(out)
     partial, progress = work_dir / out.name, ShardProgress(work_dir / f"{out.name}.progress")
     model.to(device)
     prep = card.preprocess().to(device)
@@ -131,7 +134,7 @@ def extract_features(model: torch.nn.Module, card: BackboneCard, data: PreparedD
     fp = fingerprint(card, data.attrs["data_sha256"], cfg, layout.mlp_io)
     plan = ExtractionPlan(layout, {s: data.num_samples(s) for s in SPLITS}, cfg, ranks.world)
     plan.check_world()
-    spec = {"fingerprint": asdict(fp), "config": cfg.recorded(), "sizes": plan.sizes}
+    spec = {"fingerprint": fp.to_attrs(), "config": cfg.recorded(), "sizes": plan.sizes}
     if ranks.is_main:
         _start_or_resume(partial, progress, spec, plan, card, data, fp, work_dir, out)
     ranks.barrier()  # the store exists before any rank writes to it
@@ -140,7 +143,8 @@ def extract_features(model: torch.nn.Module, card: BackboneCard, data: PreparedD
     todo = plan.tasks(done)
     mine = ranks.mine(todo)
     started = time.perf_counter()
-    writer = ShardWriter(zarr.open_group(partial, mode="r+"), progress, plan.shards, on_shard_written)
+    writer = ShardWriter(zarr.open_group(partial.zarr_store(read_only=False), mode="r+"), progress, plan.shards,
+                         on_shard_written)
     try:
         with one_thread():  # the same bits for any process count (float reductions split over threads differ)
             _compute(tap, prep, plan, data, mine, writer, device, card.name, ranks)
@@ -152,20 +156,23 @@ def extract_features(model: torch.nn.Module, card: BackboneCard, data: PreparedD
         if missing:
             raise ConfigError(f"{partial}: shards {missing[:4]} were not written; rerun to complete them.")
         progress.remove()
-        replace_path(partial, out)
+        partial.move_to(out)
     ranks.barrier()  # the store is in place before any rank returns
-    files = [p for p in out.rglob("*") if p.is_file()]
-    return {"path": str(out), "layers": layout.names, "dims": layout.dims, "files": len(files),
-            "bytes": sum(p.stat().st_size for p in files), "raw_bytes_written": plan.bytes(todo),
+    files, size = out.usage()
+    return {"path": str(out), "layers": layout.names, "dims": layout.dims, "files": files,
+            "bytes": size, "raw_bytes_written": plan.bytes(todo),
             "seconds": time.perf_counter() - started, "resumed_shards": sum(len(v) for v in done.values()),
             "fingerprint": fp.hash, "shards_written_here": len(mine)}
 
 
-def _start_or_resume(partial: Path, progress: ShardProgress, spec: dict, plan: ExtractionPlan, card, data, fp,
-                     work_dir: Path, out: Path) -> None:
-    """Rank 0: keep an interrupted build of the same spec, or start an empty store; print the plan; check space."""
-    if not ((partial / "zarr.json").is_file() and progress.done(spec) is not None):
-        shutil.rmtree(partial, ignore_errors=True)
+def _start_or_resume(partial: Location, progress: ShardProgress, spec: dict, plan: ExtractionPlan, card, data,
+                     fp, work_dir: Location, out: Location) -> None:
+    """Rank 0: keep an interrupted build of the same spec, or start an empty store; print the plan; check space
+    (a local disk) or that the bucket exists and takes our writes (an object store)."""
+    out.check_writable(f"extract@{card.name}")
+    work_dir.check_writable(f"extract@{card.name}")
+    if not ((partial / "zarr.json").exists() and progress.done(spec) is not None):
+        partial.remove()
         progress.start(spec)
         lay = plan.layout
         info = StoreInfo(backbone=card.name, layers=lay.names, dims=lay.dims, classes=data.classes,
@@ -174,8 +181,9 @@ def _start_or_resume(partial: Path, progress: ShardProgress, spec: dict, plan: E
         _create_store(partial, plan, info)
     todo = plan.tasks(progress.done(spec))
     print(f"extract@{card.name} → {out}: {plan.describe(todo)}", flush=True)
-    require_free_space(work_dir, plan.bytes(todo), f"extract@{card.name}", "free space, or lower "
-                       "extract.patch_tokens / set extract.mlp_io: false / extract.dtype: float16")
+    if not work_dir.remote:  # an object store reports no free space to check
+        require_free_space(work_dir.local, plan.bytes(todo), f"extract@{card.name}", "free space, or lower "
+                           "extract.patch_tokens / set extract.mlp_io: false / extract.dtype: float16")
 
 
 def _compute(tap, prep, plan: ExtractionPlan, data: PreparedData, tasks: list[Task], writer: ShardWriter,
@@ -198,9 +206,9 @@ def _compute(tap, prep, plan: ExtractionPlan, data: PreparedData, tasks: list[Ta
     bar.close()
 
 
-def _create_store(path: Path, plan: ExtractionPlan, info: StoreInfo) -> zarr.Group:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    root = zarr.open_group(path, mode="w")
+def _create_store(path: Location, plan: ExtractionPlan, info: StoreInfo) -> zarr.Group:
+    path.parent.makedirs()
+    root = zarr.open_group(path.zarr_store(read_only=False), mode="w")
     for split, shards in plan.shards.items():
         for rel, (row_shape, dtype) in plan.arrays.items():
             create_sample_array(root, f"{split}/{rel}", shards, row_shape, dtype, plan.cfg.codec)

@@ -8,6 +8,7 @@ The same plan is printed before every extraction and by benchmarks/extract_plan.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import torch
@@ -87,7 +88,7 @@ class ExtractionPlan:
     def arrays(self) -> Arrays:
         return self.layout.arrays(self.cfg.dtype)
 
-    @property
+    @cached_property
     def shards(self) -> dict[str, ShardPlan]:
         return {s: ShardPlan(int(self.sizes[s]), self.cfg.shard_size) for s in SPLITS}
 

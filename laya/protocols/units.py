@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from laya.backbones.config import BackboneConfig
+from laya.location import is_url
 
 JOINT_HEAD = "laya_joint"  # the head the joint protocol trains with each backbone (laya.heads.JointLAYA)
 
@@ -24,7 +25,10 @@ class Unit:
     name: str
     seeds: list[int] | None = None
 
-    def path(self, root: str | Path) -> Path:
+    def path(self, root: str | Path) -> Path | str:
+        """This unit's store or folder under `root` (a local path, or an fsspec URL kept as a string)."""
+        if is_url(root):
+            return f"{str(root).rstrip('/')}/{self.name}" if self.name else str(root)
         return Path(root) / self.name if self.name else Path(root)
 
     def head_seeds(self, train_seeds: list[int]) -> list[int]:
