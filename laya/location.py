@@ -44,6 +44,14 @@ def configure_storage(params: dict[str, Any]) -> None:
         fsspec.config.conf.setdefault(protocol, {}).update(options)
 
 
+def storage_defaults(target: str | Path) -> dict[str, dict]:
+    """{protocol: fsspec options} this process uses for `target` (empty for a local path), for a worker."""
+    if not is_url(target):
+        return {}
+    protocol = str(target).split("://", 1)[0]
+    return {protocol: dict(fsspec.config.conf.get(protocol, {}))} if fsspec.config.conf.get(protocol) else {}
+
+
 class Location:
     """A path on the local disk (`remote` False) or on an fsspec file system (`remote` True)."""
 

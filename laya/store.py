@@ -16,7 +16,7 @@ import torch
 import zarr
 
 from laya.config import SPLITS, ConfigError
-from laya.location import Location, is_url
+from laya.location import Location, configure_storage, is_url, storage_defaults
 from laya.shards import ShardPlan
 from laya.store_info import Fingerprint, StoreInfo
 
@@ -55,7 +55,7 @@ class FeatureStore:
 
     def __reduce__(self):
         """Pickled (for a worker process, laya.parallel) as its path and memory budget: the receiver reopens it."""
-        return (_reopen, (str(self.path), self._memory_budget, self.fingerprint.hash))
+        return (_reopen, (str(self.path), self._memory_budget, self.fingerprint.hash, storage_defaults(self.path)))
 
     @property
     def fingerprint(self) -> Fingerprint:
@@ -177,7 +177,9 @@ class FeatureStore:
                     yield [f.index_select(0, pick) for f in feats], labels.index_select(0, pick)
 
 
-def _reopen(path: str, memory_budget: int, fingerprint: str) -> FeatureStore:
+def _reopen(path: str, memory_budget: int, fingerprint: str, storage: dict | None = None) -> FeatureStore:
+    if storage:  # the parent's params `storage` options for this URL's protocol
+        configure_storage({"storage": storage})
     store = FeatureStore.open(path)
     if store.fingerprint.hash != fingerprint:
         raise ConfigError(f"{path}: the feature store changed while a stage was reading it; rerun the stage.")

@@ -105,6 +105,8 @@ def test_a_killed_rank_is_named_and_the_rerun_resumes_to_the_same_store(setup):
     ({"procs": 13}, "cpu", "13 processes but the store has only 12 shards of 32 samples; use at most 12"),
     ({"procs": 0}, "cpu", "extract.procs"),
     ({}, "cuda", "device: 'cuda' requested but CUDA is not available"),
+    ({"autocast": "bf16"}, "cpu", "extract.autocast: 'bf16' needs a CUDA device, but the stage runs on cpu"),
+    ({"autocast": "fp8"}, "cpu", "extract.autocast"),
 ])
 def test_what_cannot_work_is_refused_in_one_line(setup, extract, device, message):
     if device == "cuda" and torch.cuda.is_available():

@@ -4,6 +4,7 @@ reading gives what a local copy gives, and a missing bucket or a refused key is 
 from __future__ import annotations
 
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -76,6 +77,7 @@ def test_reading_from_s3_gives_what_the_local_copy_gives(built, s3_server):
     _extract(data_path, backbone, url)
     remote, here = FeatureStore.open(url), FeatureStore.open(local)
     assert remote.path == url and remote.attrs == here.attrs
+    assert pickle.loads(pickle.dumps(remote)).path == url  # how a worker process reopens it
     np.testing.assert_array_equal(remote.labels("test"), here.labels("test"))
     for (xs, y), (xl, yl) in zip(remote.batches("train", 16, shuffle=True, seed=3),
                                  here.batches("train", 16, shuffle=True, seed=3), strict=True):
