@@ -64,7 +64,8 @@ def _s3_tree(url: str) -> dict[str, bytes]:
 def test_two_ranks_write_the_store_to_s3_byte_for_byte(built, s3_server):
     tmp, data_path, backbone, local = built
     url = s3_server.url("features", "vit.zarr")
-    run = subprocess.run(_command(tmp, data_path, backbone, url, procs=2), capture_output=True, text=True)
+    run = subprocess.run(_command(tmp, data_path, backbone, url, procs=2), capture_output=True, text=True,
+                         cwd=tmp)  # a URL mistaken for a path would land in tmp, not in the repo
     assert run.returncode == 0, run.stderr
     assert f"→ {url}" in run.stdout and "per process on 2" in run.stdout  # the plan names the target
     assert _s3_tree(url) == _local_tree(local)  # every chunk and metadata object
@@ -111,13 +112,14 @@ def test_a_missing_bucket_or_a_refused_key_is_one_line(built, s3_server, case, m
     tmp, data_path, backbone, _ = built
     url = "s3://no-such-bucket/features/vit.zarr" if case == "bucket" else s3_server.url("refused", "vit.zarr")
     env = {**os.environ, **(s3_server.env(key="AKIAWRONGKEY0000") if case == "key" else {})}
-    run = subprocess.run(_command(tmp, data_path, backbone, url), capture_output=True, text=True, env=env)
+    run = subprocess.run(_command(tmp, data_path, backbone, url), capture_output=True, text=True, env=env, cwd=tmp)
     assert run.returncode == 2
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0] and url in lines[0], run.stderr
     assert _s3_tree(s3_server.url("refused")) == {}
     env_read = subprocess.run([sys.executable, "-c", f"from laya.cli import run\nfrom laya.store import FeatureStore\n"
-                               f"run(lambda: FeatureStore.open({url!r}))"], capture_output=True, text=True, env=env)
+                               f"run(lambda: FeatureStore.open({url!r}))"], capture_output=True, text=True, env=env,
+                              cwd=tmp)
     assert env_read.returncode == 2 and len(env_read.stderr.strip().splitlines()) == 1, env_read.stderr
 
 
