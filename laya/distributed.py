@@ -19,6 +19,7 @@ from typing import TypeVar
 import torch
 import torch.distributed as dist
 
+from laya.cli import PEER_FAILED
 from laya.config import ConfigError
 
 Item = TypeVar("Item")
@@ -96,10 +97,12 @@ def launch(procs: int, argv: list[str], what: str) -> None:
     try:
         elastic_launch(config, sys.executable)(*argv)
     except ChildFailedError as err:
-        rank, failure = err.get_first_failure()
-        said = [f for f in err.failures.values() if f.exitcode in (1, 2)]
+        failures = sorted(err.failures.items())
+        said = [f for _, f in failures if f.exitcode in (1, 2)]
         if said:  # a rank stopped on an error and said why in one line (laya.cli.run)
             raise SystemExit(said[0].exitcode) from None
+        # the cause, not a rank that stopped only because its peer died (laya.cli.PEER_FAILED): a signal first
+        rank, failure = min(failures, key=lambda rf: (rf[1].exitcode >= 0, rf[1].exitcode == PEER_FAILED, rf[0]))
         how = f"killed by {failure.signal_name()}" if failure.exitcode < 0 else f"exit code {failure.exitcode}"
         raise ConfigError(f"{what}: rank {rank} of {procs} failed ({how}); rerun the same command to resume from "
                           f"the shards already written.") from None
