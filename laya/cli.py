@@ -85,6 +85,15 @@ def run(main: Callable[[], None]) -> None:
     debug = "--debug" in sys.argv[1:] or os.environ.get(DEBUG_ENV, "") not in ("", "0")
     exit_with_parent()
     try:
+        _report_errors(main, debug)
+    finally:
+        # main() is over, nothing is left to unwind: a SIGTERM now (e.g. torchrun's agent stopping a rank that
+        # is already exiting) ends the process quietly instead of raising inside an exit-time finaliser
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _report_errors(main: Callable[[], None], debug: bool) -> None:
+    try:
         main()
     except ConfigError as err:
         if debug:
