@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 import uuid
 from dataclasses import dataclass
@@ -101,8 +102,10 @@ def launch(procs: int, argv: list[str], what: str) -> None:
         said = [f for _, f in failures if f.exitcode in (1, 2)]
         if said:  # a rank stopped on an error and said why in one line (laya.cli.run)
             raise SystemExit(said[0].exitcode) from None
-        # the cause, not a rank that stopped only because its peer died (laya.cli.PEER_FAILED): a signal first
-        rank, failure = min(failures, key=lambda rf: (rf[1].exitcode >= 0, rf[1].exitcode == PEER_FAILED, rf[0]))
+        # the cause, not a rank that stopped because its peer died (laya.cli.PEER_FAILED) or because the agent
+        # then stopped it (SIGTERM: -15, or 143 through laya.cli): those last, other signals first
+        stopped = (PEER_FAILED, -signal.SIGTERM, 128 + signal.SIGTERM)
+        rank, failure = min(failures, key=lambda rf: (rf[1].exitcode in stopped, rf[1].exitcode >= 0, rf[0]))
         how = f"killed by {failure.signal_name()}" if failure.exitcode < 0 else f"exit code {failure.exitcode}"
         raise ConfigError(f"{what}: rank {rank} of {procs} failed ({how}); rerun the same command to resume from "
                           f"the shards already written.") from None
