@@ -124,3 +124,24 @@ def s3_server():
                 os.environ[k] = v
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def vit_extraction_inputs(tmp: Path, n_train: int) -> tuple[Path, Path]:
+    """(prepared store, tiny random-init ViT folder) for the extraction tests: synthetic data, 10 % val."""
+    from laya.data import PreparedData
+
+    data_path = tmp / "prepared.zarr"
+    write_prepared(synthetic_raw(n_train=n_train, n_test=60), DataConfig(val_fraction=0.1), data_path)
+    return data_path, tiny_backbone(tmp / "bb", "vit", PreparedData(data_path).attrs["data_sha256"])
+
+
+def extract_command(params: Path, data_path: Path, backbone: Path, out: str | Path, extract: dict) -> list[str]:
+    """`python pipeline/extract.py …` for the tiny ViT on CPU, with `extract` written to the params file."""
+    import sys
+
+    import yaml
+
+    params.parent.mkdir(parents=True, exist_ok=True)
+    params.write_text(yaml.safe_dump({"device": "cpu", "backbones": {"vit": {"arch": "vit"}}, "extract": extract}))
+    return [sys.executable, str(REPO / "pipeline" / "extract.py"), "--params", str(params), "--name", "vit",
+            "--data", str(data_path), "--backbone", str(backbone), "--out", str(out)]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -14,9 +13,9 @@ import pytest
 import torch
 import yaml
 
-from conftest import REPO, synthetic_raw, tiny_backbone
+from conftest import extract_command, vit_extraction_inputs
 from laya.backbones import load_backbone
-from laya.data import DataConfig, PreparedData, write_prepared
+from laya.data import PreparedData
 from laya.extract import ExtractConfig, extract_features
 
 EXTRACT = {"batch_size": 4, "shard_size": 32, "patch_tokens": 3, "mlp_io": True}
@@ -26,10 +25,8 @@ EXTRACT = {"batch_size": 4, "shard_size": 32, "patch_tokens": 3, "mlp_io": True}
 def setup(tmp_path_factory):
     """Prepared data (12 shards of 32: 9 train, 1 val, 2 test), a tiny ViT, and the one-process store."""
     tmp = tmp_path_factory.mktemp("dist")
-    data_path = tmp / "prepared.zarr"
-    write_prepared(synthetic_raw(n_train=300, n_test=60), DataConfig(val_fraction=0.1), data_path)
+    data_path, backbone = vit_extraction_inputs(tmp, n_train=300)
     data = PreparedData(data_path)
-    backbone = tiny_backbone(tmp / "bb", "vit", data.attrs["data_sha256"])
     model, card = load_backbone(backbone)
     single = tmp / "single" / "vit.zarr"
     extract_features(model, card, data, single, ExtractConfig(**EXTRACT), torch.device("cpu"))
@@ -37,12 +34,7 @@ def setup(tmp_path_factory):
 
 
 def _command(tmp: Path, data_path: Path, backbone: Path, out: Path, **extract) -> list[str]:
-    params = out.parent / "params.yaml"
-    params.parent.mkdir(parents=True, exist_ok=True)
-    params.write_text(yaml.safe_dump({"device": "cpu", "backbones": {"vit": {"arch": "vit"}},
-                                      "extract": {**EXTRACT, **extract}}))
-    return [sys.executable, str(REPO / "pipeline" / "extract.py"), "--params", str(params), "--name", "vit",
-            "--data", str(data_path), "--backbone", str(backbone), "--out", str(out)]
+    return extract_command(out.parent / "params.yaml", data_path, backbone, out, {**EXTRACT, **extract})
 
 
 def _tree_bytes(path: Path) -> dict[str, bytes]:

@@ -15,10 +15,10 @@ import s3fs
 import torch
 import yaml
 
-from conftest import REPO, synthetic_raw, tiny_backbone
+from conftest import extract_command, vit_extraction_inputs
 from laya.backbones import load_backbone
 from laya.config import ConfigError, load_params
-from laya.data import DataConfig, PreparedData, write_prepared
+from laya.data import PreparedData
 from laya.extract import ExtractConfig, extract_features
 from laya.store import FeatureStore
 
@@ -29,9 +29,7 @@ EXTRACT = {"batch_size": 8, "shard_size": 32, "patch_tokens": 3, "mlp_io": True}
 def built(tmp_path_factory):
     """Prepared data (9 shards of 32), a tiny ViT and its store on the local disk."""
     tmp = tmp_path_factory.mktemp("s3")
-    data_path = tmp / "prepared.zarr"
-    write_prepared(synthetic_raw(n_train=200, n_test=60), DataConfig(val_fraction=0.1), data_path)
-    backbone = tiny_backbone(tmp / "bb", "vit", PreparedData(data_path).attrs["data_sha256"])
+    data_path, backbone = vit_extraction_inputs(tmp, n_train=200)
     local = tmp / "local" / "vit.zarr"
     _extract(data_path, backbone, local)
     return tmp, data_path, backbone, local
@@ -44,11 +42,7 @@ def _extract(data_path: Path, backbone: Path, out: str | Path, **kwargs) -> dict
 
 
 def _command(tmp: Path, data_path: Path, backbone: Path, out: str, **extract) -> list[str]:
-    params = tmp / "params-s3.yaml"
-    params.write_text(yaml.safe_dump({"device": "cpu", "backbones": {"vit": {"arch": "vit"}},
-                                      "extract": {**EXTRACT, **extract}}))
-    return [sys.executable, str(REPO / "pipeline" / "extract.py"), "--params", str(params), "--name", "vit",
-            "--data", str(data_path), "--backbone", str(backbone), "--out", out]
+    return extract_command(tmp / "params-s3.yaml", data_path, backbone, out, {**EXTRACT, **extract})
 
 
 def _local_tree(path: Path) -> dict[str, bytes]:
