@@ -17,6 +17,7 @@ import zarr
 
 from laya.config import SPLITS, ConfigError
 from laya.location import Location, configure_storage, is_url, storage_defaults
+from laya.prefetch import Prefetch
 from laya.shards import ShardPlan
 from laya.store_info import Fingerprint, StoreInfo
 
@@ -34,6 +35,7 @@ class FeatureStore:
         self._memory_budget = 0  # bytes of decoded blocks `read_block` may keep (see `keep_in_memory`)
         self._memo: dict[tuple, tuple[list[np.ndarray], np.ndarray]] = {}
         self._memo_bytes = 0
+        self._arrays: dict[str, zarr.Array] = {}  # opened once: opening reads the array's zarr.json
 
     @classmethod
     def open(cls, path: str | Path) -> FeatureStore:
@@ -91,7 +93,7 @@ class FeatureStore:
         return self.info.shard_plan(self._split(split))
 
     def labels(self, split: str) -> np.ndarray:
-        return self.read(self.root[f"{self._split(split)}/labels"], slice(None))
+        return self.read(self.array(split, "labels"), slice(None))
 
     def read(self, array: zarr.Array, rows: slice) -> np.ndarray:
         """array[rows], with a damaged chunk (truncated, bad checksum) reported in one line naming the store,
@@ -106,15 +108,18 @@ class FeatureStore:
     def array(self, split: str, name: str) -> zarr.Array:
         """A raw array of the split, e.g. 'layers/blocks.0' or 'mlp_in_cls'."""
         key = f"{self._split(split)}/{name}"
-        if key not in self.root:
-            raise ConfigError(f"{self.path}: no array '{key}'; this store has layers {self.layers} "
-                              f"(mlp_io={self.info.mlp_io}).")
-        return self.root[key]
+        if key not in self._arrays:
+            if key not in self.root:
+                raise ConfigError(f"{self.path}: no array '{key}'; this store has layers {self.layers} "
+                                  f"(mlp_io={self.info.mlp_io}).")
+            self._arrays[key] = self.root[key]
+        return self._arrays[key]
 
     def source_rows(self, split: str) -> np.ndarray:
         """(N,) the prepared-store row each sample came from (its `index` array; 0..N−1 when the store has none)."""
         key = f"{self._split(split)}/index"
-        return self.root[key][:] if key in self.root else np.arange(self.num_samples(split))
+        return self.array(split, "index")[:] if key in self._arrays or key in self.root else \
+            np.arange(self.num_samples(split))
 
     def layer_indices(self, layers: list[int] | None) -> list[int]:
         """Validate a layer subset (indices into `self.layers`); None means all."""
@@ -142,7 +147,7 @@ class FeatureStore:
             return self._memo[key]
         rows = slice(start, stop)
         block = ([self.read(self.array(split, f"layers/{self.layers[i]}"), rows) for i in layers],
-                 self.read(self.root[f"{split}/labels"], rows))
+                 self.read(self.array(split, "labels"), rows))
         size = sum(f.nbytes for f in block[0]) + block[1].nbytes
         if self._memo_bytes + size <= self._memory_budget:
             self._memo[key] = block
@@ -151,12 +156,26 @@ class FeatureStore:
 
     def batches(self, split: str, batch_size: int, shuffle: bool = False, seed: int = 0,
                 layers: list[int] | None = None, window_blocks: int = 4,
-                dtype: torch.dtype = torch.float32) -> Iterator[tuple[list[torch.Tensor], torch.Tensor]]:
+                dtype: torch.dtype = torch.float32,
+                prefetch: int = 2) -> Iterator[tuple[list[torch.Tensor], torch.Tensor]]:
         """Yield (list of (b, d_i) tensors, (b,) labels); each sample exactly once per pass.
 
         shuffle: blocks in a seeded random order, rows permuted within windows of `window_blocks` blocks.
+        prefetch: windows read, decoded and converted ahead on a background thread (laya.prefetch), so the next
+        window is ready when the step needs it; 0 = on the caller's thread. The batches are the same either way.
         """
-        layers = self.layer_indices(layers)
+        windows = self._windows(split, shuffle, seed, self.layer_indices(layers), window_blocks, dtype)
+        for feats, labels, order in Prefetch(windows, prefetch) if prefetch > 0 else windows:
+            for lo in range(0, len(labels), batch_size):
+                if order is None:
+                    yield [f[lo:lo + batch_size] for f in feats], labels[lo:lo + batch_size]
+                else:
+                    pick = order[lo:lo + batch_size]
+                    yield [f.index_select(0, pick) for f in feats], labels.index_select(0, pick)
+
+    def _windows(self, split: str, shuffle: bool, seed: int, layers: list[int], window_blocks: int,
+                 dtype: torch.dtype) -> Iterator[tuple[list[torch.Tensor], torch.Tensor, torch.Tensor | None]]:
+        """Per window: its layers (n, d_i) in `dtype`, labels (n,) int64 and, shuffled, a row order (n,)."""
         total, rows = self.num_samples(split), self.block_rows(split)
         starts = np.arange(0, total, rows)
         rng = np.random.default_rng(seed)
@@ -168,13 +187,7 @@ class FeatureStore:
             # one dtype conversion per window; batches are then row gathers (shuffled) or views (in order)
             feats = [torch.from_numpy(np.concatenate([b[0][j] for b in blocks])).to(dtype) for j in range(len(layers))]
             labels = torch.from_numpy(np.concatenate([b[1] for b in blocks]).astype(np.int64))
-            order = torch.from_numpy(rng.permutation(len(labels))) if shuffle else None
-            for lo in range(0, len(labels), batch_size):
-                if order is None:
-                    yield [f[lo:lo + batch_size] for f in feats], labels[lo:lo + batch_size]
-                else:
-                    pick = order[lo:lo + batch_size]
-                    yield [f.index_select(0, pick) for f in feats], labels.index_select(0, pick)
+            yield feats, labels, torch.from_numpy(rng.permutation(len(labels))) if shuffle else None
 
 
 def _reopen(path: str, memory_budget: int, fingerprint: str, storage: dict | None = None) -> FeatureStore:

@@ -36,6 +36,7 @@ class ShardWriter:
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="zarr-writer",
                                                            initializer=_lower_priority)
         self._pending: concurrent.futures.Future | None = None
+        self._arrays: dict[str, zarr.Array] = {}  # opened once: opening reads the array's zarr.json
         self.bytes_written = 0
 
     def submit(self, split: str, shard: int, arrays: dict[str, np.ndarray]) -> None:
@@ -57,7 +58,9 @@ class ShardWriter:
         rows_of_shard = self.plans[split].slice(shard)
         for path, rows in arrays.items():
             assert len(rows) == rows_of_shard.stop - rows_of_shard.start, (path, len(rows), rows_of_shard)
-            self.root[path][rows_of_shard] = rows
+            if path not in self._arrays:
+                self._arrays[path] = self.root[path]
+            self._arrays[path][rows_of_shard] = rows
             self.bytes_written += rows.nbytes
         self.progress.mark(split, shard)
         if self.on_shard_written is not None:
