@@ -9,7 +9,11 @@
           at the same FLOP rate and reading the cache cost nothing (convolutions and small attention ops run
           slower per FLOP than the head's matmuls, so a measured ratio can exceed it)
 
-    python benchmarks/heads.py [--backbones mlp cnn vit] [--epochs 3] [--batch-size N]
+    python benchmarks/heads.py [--backbones mlp cnn vit] [--epochs 3] [--batch-size N] [--threads 1 2]
+
+Both modes run with the torch thread count of the train stage (--threads, default 1: laya.parallel trains every
+head with one thread per run, one run per core); --threads 1 2 prints both counts side by side. A second thread
+speeds the backbone's large ops up nearly 2× and the head's small ones far less, so the ratio depends on it.
 
 Needs the pipeline's outputs (`make repro`): data/prepared, data/backbones/<name>, data/features/<name>.zarr.
 Both modes train a fresh LAYA head (params heads.laya, train.lr, train.batch_size unless --batch-size) on the
@@ -45,10 +49,12 @@ from laya.data import PreparedData
 from laya.extract import LayerTap
 from laya.heads import build
 from laya.images import Preprocess
+from laya.parallel import THREADS_PER_RUN, torch_threads
 from laya.store import FeatureStore
 from laya.train import HeadsConfig, TrainConfig, moving_average, train_epoch
 
 REPO = Path(__file__).resolve().parents[1]
+CACHE_REPEATS = 5
 
 
 def live_batches(data: PreparedData, tap: LayerTap, prep: Preprocess, cfg: TrainConfig, samples: int, seed: int):
@@ -73,10 +79,11 @@ def flop_ratio(tap: LayerTap, prep: Preprocess, head: nn.Module, images: np.ndar
 
 
 def compare(name: str, store: FeatureStore, data: PreparedData, backbone: Path, heads: HeadsConfig,
-            cfg: TrainConfig, epochs: int) -> tuple[float, float, float]:
-    """(cache, live) seconds of the fastest LAYA epoch over the store's training split, and the FLOP ratio; also
-    the cache epoch without train.input_dropout (its Bernoulli masks are a cost of the head step that the FLOP
-    ratio does not count)."""
+            cfg: TrainConfig, epochs: int, threads: int) -> tuple[float, float, float]:
+    """(cache, live) seconds of the fastest LAYA epoch over the store's training split with `threads` torch
+    threads, and the FLOP ratio; also the cache epoch without train.input_dropout (its Bernoulli masks are a cost
+    of the head step that the FLOP ratio does not count). Cache epochs are short, so each runs CACHE_REPEATS
+    times per live epoch."""
     store.keep_in_memory(cfg.memory_mb << 20)
     model, meta = load_backbone(backbone)
     tap = LayerTap(model, store.info.extract["pooling"], hook_layers=meta.config.layers)
@@ -84,7 +91,7 @@ def compare(name: str, store: FeatureStore, data: PreparedData, backbone: Path, 
     samples = store.num_samples("train")
     times = {"cache": [], "cache without dropout": [], "live": []}
     for epoch in range(epochs):  # interleaved, so machine noise hits every mode alike
-        for mode in times:
+        for mode in [m for m in times for _ in range(1 if m == "live" else CACHE_REPEATS)]:
             torch.manual_seed(0)
             head = build("laya", store.dims, len(store.info.classes), config=heads.config("laya"))
             optimizer = torch.optim.Adam(head.parameters(), lr=cfg.lr)
@@ -92,21 +99,23 @@ def compare(name: str, store: FeatureStore, data: PreparedData, backbone: Path, 
                        else store.batches("train", cfg.batch_size, shuffle=True, seed=epoch,
                                           window_blocks=cfg.window_blocks))
             dropout = 0.0 if mode == "cache without dropout" else cfg.input_dropout
-            start = time.perf_counter()
-            train_epoch(head, optimizer, nn.CrossEntropyLoss(), batches, dropout, mixup=cfg.mixup,
-                        rng=np.random.default_rng(epoch), average=moving_average(head, cfg.ema))
-            times[mode].append(time.perf_counter() - start)
+            with torch_threads(threads):
+                start = time.perf_counter()
+                train_epoch(head, optimizer, nn.CrossEntropyLoss(), batches, dropout, mixup=cfg.mixup,
+                            rng=np.random.default_rng(epoch), average=moving_average(head, cfg.ema))
+                times[mode].append(time.perf_counter() - start)
     cache, bare, live = (min(times[mode]) for mode in times)
     flops = flop_ratio(tap, prep, head, data.images("train", 0, cfg.batch_size))
-    print(f"{name:4s} LAYA epoch of {samples} samples: cache {cache:6.2f} s | live backbone {live:6.2f} s | "
-          f"ratio {live / cache:6.1f}× | FLOP ratio {flops:5.1f}× | measured / FLOP ratio "
-          f"{live / cache / flops:4.2f}", flush=True)
-    print(f"{name:4s}   without input dropout ({cfg.input_dropout} → 0): cache {bare:6.2f} s | ratio "
+    print(f"{name:4s} LAYA epoch of {samples} samples, {threads} thread{'s' * (threads > 1)}: cache {cache:6.3f} s | "
+          f"live backbone {live:6.2f} s | ratio {live / cache:6.1f}× | FLOP ratio {flops:5.1f}× | measured / FLOP "
+          f"ratio {live / cache / flops:4.2f}", flush=True)
+    print(f"{name:4s}   without input dropout ({cfg.input_dropout} → 0): cache {bare:6.3f} s | ratio "
           f"{live / bare:6.1f}× | measured / FLOP ratio {live / bare / flops:4.2f}", flush=True)
     return cache, live, flops
 
 
-def standard_size(spec: str, samples: int, heads: HeadsConfig, cfg: TrainConfig, epochs: int) -> None:
+def standard_size(spec: str, samples: int, heads: HeadsConfig, cfg: TrainConfig, epochs: int,
+                  threads: list[int]) -> None:
     """A timm model at 224², random init: its cache built by the extract stage with 1 and 2 processes (timed),
     then the cache-vs-live epoch comparison on that cache."""
     from extract import make_prepared  # benchmarks/extract.py: a prepared store of real Fashion-MNIST images
@@ -138,7 +147,8 @@ def standard_size(spec: str, samples: int, heads: HeadsConfig, cfg: TrainConfig,
               f"1 process {total / seconds[1]:5.1f} img/s | 2 processes {total / seconds[2]:5.1f} img/s | "
               f"speed-up {seconds[1] / seconds[2]:4.2f}×", flush=True)
         store = FeatureStore.open(tmp / "std1.zarr")
-        compare(model_name, store, data, backbone, heads, cfg, epochs)
+        for count in threads:
+            compare(model_name, store, data, backbone, heads, cfg, epochs, count)
 
 
 def main() -> None:
@@ -148,20 +158,23 @@ def main() -> None:
     p.add_argument("--samples", type=int, default=1024, help="with --backbone: real images (+10 %% test)")
     p.add_argument("--epochs", type=int, default=3, help="epochs per mode, interleaved; the fastest counts")
     p.add_argument("--batch-size", type=int, default=None, help="default: params train.batch_size")
+    p.add_argument("--threads", type=int, nargs="+", default=[THREADS_PER_RUN],
+                   help="torch threads of both modes (default: the train stage's, one per run)")
     args = p.parse_args()
     params = load_params(REPO / "params.yaml")
     heads = HeadsConfig.parse(section(params, "heads"))
     train = from_dict(TrainConfig, section(params, "train"), "train")
-    print(f"torch threads: {torch.get_num_threads()}, batch {args.batch_size or train.batch_size}, "
+    print(f"torch threads: {args.threads}, batch {args.batch_size or train.batch_size}, "
           f"LAYA {asdict(heads.config('laya'))}, train.overrides {train.overrides}")
     if args.backbone:
         cfg = replace(train, batch_size=args.batch_size or train.batch_size)
-        return standard_size(args.backbone, args.samples, heads, cfg, args.epochs)
+        return standard_size(args.backbone, args.samples, heads, cfg, args.epochs, args.threads)
     data = PreparedData(REPO / "data" / "prepared" / f"{params['data']['name']}.zarr")
     for name in args.backbones:
         cfg = replace(train.for_backbone(name), batch_size=args.batch_size or train.batch_size)
         store = FeatureStore.open(REPO / "data" / "features" / f"{name}.zarr")
-        compare(name, store, data, REPO / "data" / "backbones" / name, heads, cfg, args.epochs)
+        for count in args.threads:
+            compare(name, store, data, REPO / "data" / "backbones" / name, heads, cfg, args.epochs, count)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """The feature store's I/O beside the layouts other tools use, side by side in one run on the same activations:
 
   laya        laya's store (Zarr v3, sharded; params extract.codec), written a shard at a time as extraction does
+              (zarr-python) and read as FeatureStore reads (zarrs' codec pipeline, laya.zarrio.read_fast)
   laya-none   the same, codec none
+  laya-zp     the same as laya, read by zarr-python's own codec pipeline (the read path before zarrs)
   h5py        one HDF5 file, chunked like laya's store, no compression
   h5py-clt    crosslayer-coding's layout: HDF5 files of 2^16 rows, datasets layer_<l>/inputs and layer_<l>/targets
   memmap      raw .bin files read with np.memmap (saev's layout)
@@ -14,8 +16,8 @@ The activations: the ViT's MLP inputs and outputs at every block for the CLS and
 training split (data/features/vit.zarr — the transcoders' data): (T, L, d) per side, T = images × (1 + patches).
 
 Then the training loader: a LAYA epoch on data/features/vit.zarr with train.memory_mb: 0 (every block decoded
-from the store, its files evicted from the page cache first), with prefetch (the default) and without: the
-seconds the step waited on the cache.
+from the store, its files evicted from the page cache first), with prefetch (the default) and without, one torch
+thread as the train stage trains: the seconds the step waited on the cache.
 
     python benchmarks/store.py [--features data/features/vit.zarr] [--block 8192] [--rounds 2]
 """
@@ -39,10 +41,11 @@ from torch import nn
 
 from laya.config import from_dict, load_params, section
 from laya.heads import build
+from laya.parallel import one_thread
 from laya.shards import ShardPlan
 from laya.store import FeatureStore
 from laya.train import HeadsConfig, TrainConfig, train_epoch
-from laya.zarrio import create_sample_array
+from laya.zarrio import create_sample_array, read_fast
 
 REPO = Path(__file__).resolve().parents[1]
 SIDES = ("inputs", "targets")  # MLP inputs and outputs (crosslayer-coding's names)
@@ -77,8 +80,9 @@ class Layout:
 
 
 class LayaStore(Layout):
-    def __init__(self, codec: str):
-        self.codec, self.name = codec, "laya" if codec != "none" else "laya-none"
+    def __init__(self, codec: str, zarrs: bool = True):
+        self.codec, self.zarrs = codec, zarrs
+        self.name = ("laya" if codec != "none" else "laya-none") + ("" if zarrs else "-zp")
         self.label = f"{self.name} ({codec})"
 
     def write(self, folder, arrays, block):
@@ -91,7 +95,7 @@ class LayaStore(Layout):
 
     def reader(self, folder):
         root = zarr.open_group(folder / "store.zarr", mode="r")
-        arrays = {side: root[f"train/{side}"] for side in SIDES}
+        arrays = {side: read_fast(root[f"train/{side}"]) if self.zarrs else root[f"train/{side}"] for side in SIDES}
         return lambda rows: {side: a[rows] for side, a in arrays.items()}
 
 
@@ -200,7 +204,8 @@ def read_seconds(read, order: list[slice]) -> float:
 
 
 def compare_layouts(arrays: dict[str, np.ndarray], block: int, rounds: int, codec: str, tmp: Path) -> None:
-    layouts = [LayaStore(codec), LayaStore("none"), H5Chunked(), H5CrossLayer(), Memmap(), ArrowIPC()]
+    layouts = [LayaStore(codec), LayaStore("none"), LayaStore(codec, zarrs=False), H5Chunked(), H5CrossLayer(),
+               Memmap(), ArrowIPC()]
     total = sum(x.nbytes for x in arrays.values())
     sequential = blocks(len(arrays["inputs"]), block)
     shuffled = [sequential[i] for i in np.random.default_rng(0).permutation(len(sequential))]
@@ -272,9 +277,10 @@ def loader_stall(features: Path, heads: HeadsConfig, cfg: TrainConfig, rounds: i
         waits = [0.0]
         batches = store.batches("train", cfg.batch_size, shuffle=True, seed=0, window_blocks=cfg.window_blocks,
                                 prefetch=prefetch)
-        start = time.perf_counter()
-        train_epoch(head, optimizer, nn.CrossEntropyLoss(), timed(batches, waits), cfg.input_dropout)
-        epoch = time.perf_counter() - start
+        with one_thread():  # as the train stage trains every head (laya.parallel)
+            start = time.perf_counter()
+            train_epoch(head, optimizer, nn.CrossEntropyLoss(), timed(batches, waits), cfg.input_dropout)
+            epoch = time.perf_counter() - start
         print(f"loader, train.memory_mb 0, prefetch {prefetch}: LAYA epoch of {store.num_samples('train')} samples "
               f"{epoch:5.2f} s | waiting on the cache {waits[0]:5.2f} s = {100 * waits[0] / epoch:4.1f} % of the epoch "
               f"(target ≤ 5 %)", flush=True)

@@ -10,6 +10,7 @@ second single-thread run well (1.5×), so on CPU the default is one worker per c
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -48,14 +49,19 @@ def workers_from_params(params: dict[str, Any], device: torch.device | str = "cp
 
 
 @contextmanager
-def one_thread() -> Iterator[None]:
-    """Run the block with THREADS_PER_RUN torch threads, then restore the process's setting."""
+def torch_threads(count: int) -> Iterator[None]:
+    """Run the block with `count` torch intra-op threads, then restore the process's setting."""
     before = torch.get_num_threads()
-    torch.set_num_threads(THREADS_PER_RUN)
+    torch.set_num_threads(count)
     try:
         yield
     finally:
         torch.set_num_threads(before)
+
+
+def one_thread() -> contextlib.AbstractContextManager[None]:
+    """Run the block with THREADS_PER_RUN torch threads (what every run of a stage computes with)."""
+    return torch_threads(THREADS_PER_RUN)
 
 
 def _start_worker() -> None:

@@ -20,6 +20,7 @@ from laya.location import Location, configure_storage, is_url, storage_defaults
 from laya.prefetch import Prefetch
 from laya.shards import ShardPlan
 from laya.store_info import Fingerprint, StoreInfo
+from laya.zarrio import read_fast
 
 
 class FeatureStore:
@@ -100,7 +101,7 @@ class FeatureStore:
         the array and the fix."""
         try:
             return array[rows]
-        except (ValueError, RuntimeError) as err:  # zarr: bad checksum, truncated shard
+        except (ValueError, RuntimeError) as err:  # zarr, zarrs: bad checksum, truncated shard
             raise ConfigError(f"{self.path}: array '{array.path}' is damaged ({str(err).splitlines()[0][:80]}); "
                               f"restore it with `dvc checkout {self.path}` or rebuild it with "
                               f"`dvc repro -f extract@{self.info.backbone}`.") from None
@@ -112,7 +113,7 @@ class FeatureStore:
             if key not in self.root:
                 raise ConfigError(f"{self.path}: no array '{key}'; this store has layers {self.layers} "
                                   f"(mlp_io={self.info.mlp_io}).")
-            self._arrays[key] = self.root[key]
+            self._arrays[key] = read_fast(self.root[key])
         return self._arrays[key]
 
     def source_rows(self, split: str) -> np.ndarray:

@@ -1,7 +1,9 @@
-"""Zarr-v3 array creation shared by the prepared-data store and the feature store.
+"""Zarr-v3 array creation shared by the prepared-data store and the feature store, and the fast read path.
 
 Arrays are chunked along the sample axis (chunks ≥ `MIN_CHUNK_BYTES`) and sharded by a `ShardPlan`, so a store
 holds a few shard files per array instead of thousands of chunk files (DVC hashes every file of an output).
+They are written by zarr-python's own codec pipeline (the bytes DVC has recorded) and read, on a local disk,
+through zarrs (`read_fast`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import math
 import numpy as np
 import zarr
 from zarr.codecs import BloscCodec, BloscShuffle, ZstdCodec
+from zarr.storage import LocalStore
+from zarrs import ZarrsCodecPipeline
 
 from laya.shards import ShardPlan
 
@@ -52,3 +56,20 @@ def create_sample_array(group: zarr.Group, name: str, plan: ShardPlan, row_shape
         attributes=attributes or {},
         config={"write_empty_chunks": True},  # skips a compare-with-fill pass over every chunk written
     )
+
+
+def read_fast(array: zarr.Array) -> zarr.Array:
+    """`array`, its reads decoded by zarrs (the Rust zarrs crate's codec pipeline for zarr-python: a selection's
+    chunks fetched and decoded on a thread pool, several times zarr-python's own pipeline here — benchmarks/
+    store.py) when it lies on a local disk; unchanged elsewhere (zarrs reads no fsspec store but HTTP). Same
+    values either way. Only for arrays opened to read: zarrs writes other (equally valid) shard bytes than the
+    ones a store's dvc.lock records.
+
+    The pipeline is swapped on this one array object rather than set in zarr's global config, so arrays another
+    thread opens meanwhile (an extraction's writer) keep zarr-python's."""
+    inner = array.async_array
+    store = inner.store_path.store
+    if isinstance(store, LocalStore):
+        pipeline = ZarrsCodecPipeline.from_array_metadata_and_store(array_metadata=inner.metadata, store=store)
+        object.__setattr__(inner, "codec_pipeline", pipeline)  # how AsyncArray.__init__ sets its own
+    return array

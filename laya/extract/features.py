@@ -160,7 +160,7 @@ def extract_features(model: torch.nn.Module, card: BackboneCard, data: PreparedD
     ranks.barrier()  # the store is in place before any rank returns
     files, size = out.usage()
     return {"path": str(out), "layers": layout.names, "dims": layout.dims, "files": files,
-            "bytes": size, "raw_bytes_written": plan.bytes(todo),
+            "bytes": size, "raw_bytes_written": plan.bytes(todo), "write_cpu_seconds": writer.cpu_seconds,
             "seconds": time.perf_counter() - started, "resumed_shards": sum(len(v) for v in done.values()),
             "fingerprint": fp.hash, "shards_written_here": len(mine)}
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import concurrent.futures
 import os
 import threading
+import time
 from collections.abc import Callable
 
 import numpy as np
@@ -38,6 +39,7 @@ class ShardWriter:
         self._pending: concurrent.futures.Future | None = None
         self._arrays: dict[str, zarr.Array] = {}  # opened once: opening reads the array's zarr.json
         self.bytes_written = 0
+        self.cpu_seconds = 0.0  # CPU time the writer thread spent writing (what the writes cost the machine)
 
     def submit(self, split: str, shard: int, arrays: dict[str, np.ndarray]) -> None:
         self.wait()
@@ -55,6 +57,7 @@ class ShardWriter:
             self._pool.shutdown(wait=True)
 
     def _write(self, split: str, shard: int, arrays: dict[str, np.ndarray]) -> None:
+        started = time.thread_time()
         rows_of_shard = self.plans[split].slice(shard)
         for path, rows in arrays.items():
             assert len(rows) == rows_of_shard.stop - rows_of_shard.start, (path, len(rows), rows_of_shard)
@@ -63,6 +66,7 @@ class ShardWriter:
             self._arrays[path][rows_of_shard] = rows
             self.bytes_written += rows.nbytes
         self.progress.mark(split, shard)
+        self.cpu_seconds += time.thread_time() - started
         if self.on_shard_written is not None:
             self.on_shard_written(split, shard)
 
