@@ -1,9 +1,10 @@
 """The feature store's I/O beside the layouts other tools use, side by side in one run on the same activations:
 
-  laya        laya's store (Zarr v3, sharded; params extract.codec), written a shard at a time as extraction does
-              (zarr-python) and read as FeatureStore reads (zarrs' codec pipeline, laya.zarrio.read_fast)
-  laya-none   the same, codec none
-  laya-zp     the same as laya, read by zarr-python's own codec pipeline (the read path before zarrs)
+  laya        laya's store (Zarr v3, sharded; params extract.codec), written a shard at a time as extraction writes
+              it (laya.shard_files.write_rows) and read as FeatureStore reads it (uncompressed shards straight
+              from the files, laya.shard_files.read_rows; compressed ones through zarrs, laya.zarrio.read_fast)
+  laya-lz4    the same, codec lz4 (the default until the whole-shard writer and reader)
+  zarr-python the lz4 store written and read by zarr-python alone (laya's store before either)
   h5py        one HDF5 file, chunked like laya's store, no compression
   h5py-clt    crosslayer-coding's layout: HDF5 files of 2^16 rows, datasets layer_<l>/inputs and layer_<l>/targets
   memmap      raw .bin files read with np.memmap (saev's layout)
@@ -42,6 +43,7 @@ from torch import nn
 from laya.config import from_dict, load_params, section
 from laya.heads import build
 from laya.parallel import one_thread
+from laya.shard_files import read_rows, write_rows
 from laya.shards import ShardPlan
 from laya.store import FeatureStore
 from laya.train import HeadsConfig, TrainConfig, train_epoch
@@ -80,10 +82,9 @@ class Layout:
 
 
 class LayaStore(Layout):
-    def __init__(self, codec: str, zarrs: bool = True):
-        self.codec, self.zarrs = codec, zarrs
-        self.name = ("laya" if codec != "none" else "laya-none") + ("" if zarrs else "-zp")
-        self.label = f"{self.name} ({codec})"
+    def __init__(self, codec: str, name: str, laya_io: bool = True):
+        self.codec, self.name, self.laya_io = codec, name, laya_io
+        self.label = f"{name} ({codec})"
 
     def write(self, folder, arrays, block):
         root = zarr.open_group(folder / "store.zarr", mode="w")
@@ -91,12 +92,21 @@ class LayaStore(Layout):
             plan = ShardPlan(len(x), block)
             array = create_sample_array(root, f"train/{side}", plan, x.shape[1:], x.dtype, self.codec)
             for shard in plan:
-                array[plan.slice(shard)] = x[plan.slice(shard)]
+                if self.laya_io:
+                    write_rows(array, plan.slice(shard), x[plan.slice(shard)])
+                else:
+                    array[plan.slice(shard)] = x[plan.slice(shard)]
 
     def reader(self, folder):
         root = zarr.open_group(folder / "store.zarr", mode="r")
-        arrays = {side: read_fast(root[f"train/{side}"]) if self.zarrs else root[f"train/{side}"] for side in SIDES}
-        return lambda rows: {side: a[rows] for side, a in arrays.items()}
+        if not self.laya_io:
+            arrays = {side: root[f"train/{side}"] for side in SIDES}
+            return lambda rows: {side: a[rows] for side, a in arrays.items()}
+        arrays = {side: read_fast(root[f"train/{side}"]) for side in SIDES}
+
+        def read(rows: slice) -> dict[str, np.ndarray]:  # as FeatureStore.read
+            return {side: v if (v := read_rows(a, rows)) is not None else a[rows] for side, a in arrays.items()}
+        return read
 
 
 class H5Chunked(Layout):
@@ -204,8 +214,8 @@ def read_seconds(read, order: list[slice]) -> float:
 
 
 def compare_layouts(arrays: dict[str, np.ndarray], block: int, rounds: int, codec: str, tmp: Path) -> None:
-    layouts = [LayaStore(codec), LayaStore("none"), LayaStore(codec, zarrs=False), H5Chunked(), H5CrossLayer(),
-               Memmap(), ArrowIPC()]
+    layouts = [LayaStore(codec, "laya"), LayaStore("lz4", "laya-lz4"), LayaStore("lz4", "zarr-python", laya_io=False),
+               H5Chunked(), H5CrossLayer(), Memmap(), ArrowIPC()]
     total = sum(x.nbytes for x in arrays.values())
     sequential = blocks(len(arrays["inputs"]), block)
     shuffled = [sequential[i] for i in np.random.default_rng(0).permutation(len(sequential))]

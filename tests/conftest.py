@@ -77,7 +77,7 @@ def tiny_backbone(tmp: Path, arch: str, data_sha256: str, seed: int = 0) -> Path
 
 
 def write_feature_store(path: Path, dims=(6, 5, 4), sizes=None, classes: int = 3, informative: int = 1,
-                        seed: int = 0, shard_rows: int = 64) -> Path:
+                        seed: int = 0, shard_rows: int = 64, codec: str = "lz4") -> Path:
     """A small feature store written like extraction writes one: per-split float16 layers, labels, attrs.
 
     Layer `informative` holds the label as a one-hot-ish signal plus noise; the others are pure noise."""
@@ -97,8 +97,8 @@ def write_feature_store(path: Path, dims=(6, 5, 4), sizes=None, classes: int = 3
             x = rng.normal(0, 1, (n, d))
             if i == informative:
                 x[np.arange(n), labels % d] += 3.0
-            create_sample_array(root, f"{split}/layers/{name}", ShardPlan(n, shard_rows), (d,), "float16", "lz4")[:] = x
-        create_sample_array(root, f"{split}/labels", ShardPlan(n, shard_rows), (), "int32", "lz4")[:] = labels
+            create_sample_array(root, f"{split}/layers/{name}", ShardPlan(n, shard_rows), (d,), "float16", codec)[:] = x
+        create_sample_array(root, f"{split}/labels", ShardPlan(n, shard_rows), (), "int32", codec)[:] = labels
     info = StoreInfo(backbone="toy", layers=names, dims=list(dims), sizes=sizes,
                      classes=[f"c{i}" for i in range(classes)], extract={"shard_size": shard_rows},
                      fingerprint=Fingerprint(backbone_sha256="b" * 64, data_sha256="d" * 64, hash="toy"))

@@ -163,8 +163,9 @@ def test_train_stage_bad_input_is_one_line(tmp_path, store_path, sha, params, ma
     assert not (tmp_path / "heads").exists() and not (tmp_path / "m.json").exists()
 
 
-def test_a_damaged_cache_chunk_is_one_line_naming_store_array_and_fix(tmp_path):
-    path = write_feature_store(tmp_path / "toy.zarr")
+@pytest.mark.parametrize("codec", ["lz4", "none"])
+def test_a_damaged_cache_chunk_is_one_line_naming_store_array_and_fix(tmp_path, codec):
+    path = write_feature_store(tmp_path / "toy.zarr", codec=codec)
     shard = next(p for p in sorted((path / "train" / "layers" / "layer1").rglob("*")) if p.is_file()
                  and p.name != "zarr.json")
     shard.write_bytes(shard.read_bytes()[: shard.stat().st_size // 2])  # a truncated shard

@@ -25,7 +25,8 @@ class ExtractConfig:
     patch_tokens: int | str = 4  # mlp_io patch tokens kept per image: a seeded sample of this many, or "all"
     batch_size: int = 256  # forward-pass batch
     shard_size: int = 8192  # samples per shard (a power of two); the unit of writing and of resuming
-    codec: str = "lz4"  # lz4 | zstd | none — chosen by benchmarks/extract.py
+    codec: str = "none"  # none | lz4 | zstd — none: float16 activations hardly compress, and uncompressed shards
+    # are written and read with one copy each (laya.shard_files; benchmarks/extract.py and store.py)
     seed: int = 0  # patch-token sampling
     autocast: str = "none"  # CUDA only: run the frozen forward pass under autocast (bf16 | fp16); the cache keeps
     # `dtype`, and the store's fingerprint records the autocast (its values differ from a float32 forward)

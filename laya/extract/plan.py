@@ -125,7 +125,8 @@ class ExtractionPlan:
         ranks = (f", {min(per_rank)}–{max(per_rank)} per process on {self.world}" if self.world > 1 and
                  min(per_rank) != max(per_rank) else f", {per_rank[0]} per process on {self.world}"
                  if self.world > 1 else "")
-        lines.append(f"up to {human_bytes(self.bytes())} on disk ({self.cfg.dtype}, before {self.cfg.codec} "
-                     f"compression) in {len(self.tasks())} shards of {self.cfg.shard_size:,} samples; "
+        packing = "uncompressed" if self.cfg.codec == "none" else f"before {self.cfg.codec} compression"
+        lines.append(f"up to {human_bytes(self.bytes())} on disk ({self.cfg.dtype}, {packing}) in "
+                     f"{len(self.tasks())} shards of {self.cfg.shard_size:,} samples; "
                      f"{len(todo)} to write ({human_bytes(self.bytes(todo))}){ranks}")
         return "\n  ".join(lines)

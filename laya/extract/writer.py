@@ -16,6 +16,7 @@ import numpy as np
 import zarr
 
 from laya.extract.progress import ShardProgress
+from laya.shard_files import write_rows
 from laya.shards import ShardPlan
 
 ShardCallback = Callable[[str, int], None]
@@ -63,7 +64,7 @@ class ShardWriter:
             assert len(rows) == rows_of_shard.stop - rows_of_shard.start, (path, len(rows), rows_of_shard)
             if path not in self._arrays:
                 self._arrays[path] = self.root[path]
-            self._arrays[path][rows_of_shard] = rows
+            write_rows(self._arrays[path], rows_of_shard, rows)
             self.bytes_written += rows.nbytes
         self.progress.mark(split, shard)
         self.cpu_seconds += time.thread_time() - started

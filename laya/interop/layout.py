@@ -12,6 +12,7 @@ import zarr
 
 from laya.config import SPLITS, ConfigError
 from laya.io import atomic_path
+from laya.shard_files import write_rows
 from laya.store import FeatureStore
 from laya.store_info import Fingerprint, StoreInfo
 from laya.zarrio import create_sample_array
@@ -78,7 +79,7 @@ def build_store(out: str | Path, card: dict, specs: list[ArraySpec], read: ReadR
             plan = info.shard_plan(spec.split)
             array = create_sample_array(root, spec.path, plan, spec.shape[1:], spec.dtype, codec)
             for shard in plan:
-                array[plan.slice(shard)] = read(spec.path, plan.slice(shard))
+                write_rows(array, plan.slice(shard), read(spec.path, plan.slice(shard)))
         root.attrs.update(info.to_attrs())
     return FeatureStore.open(out)
 
