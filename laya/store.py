@@ -8,7 +8,9 @@ is visited exactly once per epoch while reads stay sequential.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +24,8 @@ from laya.shard_files import read_rows
 from laya.shards import ShardPlan
 from laya.store_info import Fingerprint, StoreInfo
 from laya.zarrio import read_fast
+
+BATCHES_PER_GROUP = 8  # batches handed over from the prefetch thread at a time
 
 
 class FeatureStore:
@@ -37,6 +41,7 @@ class FeatureStore:
         self._memory_budget = 0  # bytes of decoded blocks `read_block` may keep (see `keep_in_memory`)
         self._memo: dict[tuple, tuple[list[np.ndarray], np.ndarray]] = {}
         self._memo_bytes = 0
+        self._memo_lock = threading.Lock()  # a window's blocks are read side by side (`_read_window`)
         self._arrays: dict[str, zarr.Array] = {}  # opened once: opening reads the array's zarr.json
 
     @classmethod
@@ -152,10 +157,21 @@ class FeatureStore:
         block = ([self.read(self.array(split, f"layers/{self.layers[i]}"), rows) for i in layers],
                  self.read(self.array(split, "labels"), rows))
         size = sum(f.nbytes for f in block[0]) + block[1].nbytes
-        if self._memo_bytes + size <= self._memory_budget:
-            self._memo[key] = block
-            self._memo_bytes += size
+        with self._memo_lock:
+            if self._memo_bytes + size <= self._memory_budget:
+                self._memo[key] = block
+                self._memo_bytes += size
         return block
+
+    def _read_window(self, split: str, starts: np.ndarray, rows: int, layers: list[int]):
+        """read_block of each start, side by side on threads (the reads wait on the disk with the GIL released:
+        a cold window arrives in about half the time it takes one block after another)."""
+        total = self.num_samples(split)
+        spans = [(int(s), min(int(s) + rows, total)) for s in starts]
+        if len(spans) == 1:
+            return [self.read_block(split, *spans[0], layers)]
+        with ThreadPoolExecutor(len(spans), thread_name_prefix="laya-read") as pool:
+            return list(pool.map(lambda span: self.read_block(split, *span, layers), spans))
 
     def batches(self, split: str, batch_size: int, shuffle: bool = False, seed: int = 0,
                 layers: list[int] | None = None, window_blocks: int = 4,
@@ -164,33 +180,43 @@ class FeatureStore:
         """Yield (list of (b, d_i) tensors, (b,) labels); each sample exactly once per pass.
 
         shuffle: blocks in a seeded random order, rows permuted within windows of `window_blocks` blocks.
-        prefetch: windows read, decoded and converted ahead on a background thread (laya.prefetch), so the next
-        window is ready when the step needs it; 0 = on the caller's thread. The batches are the same either way.
+        prefetch: groups of batches read, gathered and converted ahead on a background thread (laya.prefetch),
+        so the step's thread only takes them; 0 = on the caller's thread. The batches are the same either way.
         """
-        windows = self._windows(split, shuffle, seed, self.layer_indices(layers), window_blocks, dtype)
-        for feats, labels, order in Prefetch(windows, prefetch) if prefetch > 0 else windows:
-            for lo in range(0, len(labels), batch_size):
-                if order is None:
-                    yield [f[lo:lo + batch_size] for f in feats], labels[lo:lo + batch_size]
-                else:
-                    pick = order[lo:lo + batch_size]
-                    yield [f.index_select(0, pick) for f in feats], labels.index_select(0, pick)
+        groups = self._batch_groups(split, batch_size, shuffle, seed, self.layer_indices(layers), window_blocks,
+                                    dtype)
+        for group in Prefetch(groups, prefetch) if prefetch > 0 else groups:
+            yield from group
 
-    def _windows(self, split: str, shuffle: bool, seed: int, layers: list[int], window_blocks: int,
-                 dtype: torch.dtype) -> Iterator[tuple[list[torch.Tensor], torch.Tensor, torch.Tensor | None]]:
-        """Per window: its layers (n, d_i) in `dtype`, labels (n,) int64 and, shuffled, a row order (n,)."""
+    def _batch_groups(self, split: str, batch_size: int, shuffle: bool, seed: int, layers: list[int],
+                      window_blocks: int, dtype: torch.dtype
+                      ) -> Iterator[list[tuple[list[torch.Tensor], torch.Tensor]]]:
+        """The batches, BATCHES_PER_GROUP at a time: per window of blocks its layers (n, d_i) as stored and labels,
+        then per batch a row gather (shuffled) or slice (in order), converted to `dtype` (exact: float16 and
+        float32 values convert without rounding, so gathering first gives the same numbers)."""
         total, rows = self.num_samples(split), self.block_rows(split)
         starts = np.arange(0, total, rows)
         rng = np.random.default_rng(seed)
         if shuffle:
             starts = rng.permutation(starts)
         for w in range(0, len(starts), window_blocks):
-            blocks = [self.read_block(split, int(s), min(int(s) + rows, total), layers)
-                      for s in starts[w:w + window_blocks]]
-            # one dtype conversion per window; batches are then row gathers (shuffled) or views (in order)
-            feats = [torch.from_numpy(np.concatenate([b[0][j] for b in blocks])).to(dtype) for j in range(len(layers))]
+            blocks = self._read_window(split, starts[w:w + window_blocks], rows, layers)
+            feats = [torch.from_numpy(np.concatenate([b[0][j] for b in blocks])) for j in range(len(layers))]
             labels = torch.from_numpy(np.concatenate([b[1] for b in blocks]).astype(np.int64))
-            yield feats, labels, torch.from_numpy(rng.permutation(len(labels))) if shuffle else None
+            order = torch.from_numpy(rng.permutation(len(labels))) if shuffle else None
+            step = batch_size * BATCHES_PER_GROUP
+            for group in range(0, len(labels), step):
+                yield [_batch(feats, labels, order, lo, lo + batch_size, dtype)
+                       for lo in range(group, min(group + step, len(labels)), batch_size)]
+
+
+def _batch(feats: list[torch.Tensor], labels: torch.Tensor, order: torch.Tensor | None, lo: int, hi: int,
+           dtype: torch.dtype) -> tuple[list[torch.Tensor], torch.Tensor]:
+    """Rows [lo, hi) of a window, in `order` when given: ([(b, d_i) in dtype], (b,) labels)."""
+    if order is None:
+        return [f[lo:hi].to(dtype) for f in feats], labels[lo:hi]
+    pick = order[lo:hi]
+    return [f.index_select(0, pick).to(dtype) for f in feats], labels.index_select(0, pick)
 
 
 def _reopen(path: str, memory_budget: int, fingerprint: str, storage: dict | None = None) -> FeatureStore:

@@ -65,3 +65,25 @@ def test_prefetch_runs_ahead_of_a_slow_consumer():
         threading.Event().wait(0.01)
     assert len(produced) >= 3
     assert [x[0] for x in it] == [1, 2, 3, 4] and items.waited_s >= 0
+
+
+def test_batches_follow_the_documented_order_whatever_the_loader_groups(tmp_path):
+    """Blocks in a seeded permutation, windows of `window_blocks` blocks, rows permuted per window by the same
+    generator, then cut into batches: the train stage's batches (hence its heads) depend on nothing else."""
+    store = FeatureStore.open(write_feature_store(tmp_path / "s.zarr", shard_rows=32))
+    rows, total = store.block_rows("train"), store.num_samples("train")
+    layers = [store.array("train", f"layers/{n}")[:] for n in store.layers]
+    labels = store.labels("train")
+    rng = np.random.default_rng(5)
+    starts = rng.permutation(np.arange(0, total, rows))
+    expected = []
+    for w in range(0, len(starts), 3):
+        window = np.concatenate([np.arange(s, min(s + rows, total)) for s in starts[w:w + 3]])
+        window = window[rng.permutation(len(window))]
+        expected += [window[lo:lo + 20] for lo in range(0, len(window), 20)]
+    got = list(store.batches("train", 20, shuffle=True, seed=5, window_blocks=3))
+    assert len(got) == len(expected) > 8  # more than one group of batches per window
+    for (feats, y), rows_of_batch in zip(got, expected):
+        assert torch.equal(y, torch.from_numpy(labels[rows_of_batch].astype(np.int64)))
+        assert all(f.dtype == torch.float32 and torch.equal(f, torch.from_numpy(x[rows_of_batch]).float())
+                   for f, x in zip(feats, layers))

@@ -91,14 +91,15 @@ class LayerTap:
                 handles.append(modules[name].register_forward_hook(
                     lambda _m, _i, out, name=name: captured.__setitem__(name, out) or None))
         if self.mlp_io:
+            rows = None if tokens is None else torch.arange(len(tokens), device=tokens.device)[:, None]
+
             def record_mlp(_module, inputs, output) -> None:  # returning None keeps the output unchanged
                 if tokens is None:
                     mlp_in.append(inputs[0])
                     mlp_out.append(output)
-                else:  # keep only the asked-for tokens: (B, K, d)
-                    index = tokens[:, :, None].expand(-1, -1, output.shape[-1])
-                    mlp_in.append(inputs[0].gather(1, index))
-                    mlp_out.append(output.gather(1, index))
+                else:  # keep only the asked-for tokens: (B, K, d), whole rows copied (2× a gather on CPU)
+                    mlp_in.append(inputs[0][rows, tokens])
+                    mlp_out.append(output[rows, tokens])
 
             for block in self.model.blocks:
                 handles.append(block.mlp.register_forward_hook(record_mlp))
