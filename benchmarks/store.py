@@ -40,10 +40,11 @@ import torch
 import zarr
 from torch import nn
 
+from laya import shard_files
 from laya.config import from_dict, load_params, section
 from laya.heads import build
 from laya.parallel import one_thread
-from laya.shard_files import read_rows, write_rows
+from laya.shard_files import write_rows
 from laya.shards import ShardPlan
 from laya.store import FeatureStore
 from laya.train import HeadsConfig, TrainConfig, train_epoch
@@ -103,10 +104,7 @@ class LayaStore(Layout):
             arrays = {side: root[f"train/{side}"] for side in SIDES}
             return lambda rows: {side: a[rows] for side, a in arrays.items()}
         arrays = {side: read_fast(root[f"train/{side}"]) for side in SIDES}
-
-        def read(rows: slice) -> dict[str, np.ndarray]:  # as FeatureStore.read
-            return {side: v if (v := read_rows(a, rows)) is not None else a[rows] for side, a in arrays.items()}
-        return read
+        return lambda rows: {side: shard_files.read(a, rows) for side, a in arrays.items()}  # as FeatureStore
 
 
 class H5Chunked(Layout):

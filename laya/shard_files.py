@@ -44,20 +44,18 @@ def write_rows(array: zarr.Array, rows: slice, values: np.ndarray) -> bool:
     return False
 
 
-def _compressor(codec) -> numcodecs.abc.Codec | None | bool:
-    """The numcodecs object zarr compresses a chunk with; None for no compressor; False if not one we encode."""
-    if isinstance(codec, BloscCodec):  # configured as zarr.codecs.BloscCodec configures its own
+def _numcodecs(codec: BloscCodec | ZstdCodec) -> numcodecs.abc.Codec:
+    """The numcodecs object zarr compresses a chunk with, configured as zarr's codec configures its own."""
+    if isinstance(codec, BloscCodec):
         return numcodecs.Blosc.from_config({"cname": codec.cname.value, "clevel": codec.clevel,
                                             "shuffle": SHUFFLES[codec.shuffle.value], "blocksize": codec.blocksize,
                                             "typesize": codec.typesize})
-    if isinstance(codec, ZstdCodec):
-        return numcodecs.Zstd.from_config({"level": codec.level, "checksum": codec.checksum})
-    return False
+    return numcodecs.Zstd.from_config({"level": codec.level, "checksum": codec.checksum})
 
 
 def _layout(array: zarr.Array):
-    """(shard rows, chunk rows, compressor or None, shard file's folder) if this module can write the array's
-    shards, else None."""
+    """(shard rows, chunk rows, zarr compressor codec or None, shard file's folder) if this module can write the
+    array's shards, else None."""
     meta, store = array.metadata, array.store_path.store
     if not isinstance(store, LocalStore) or getattr(meta, "zarr_format", 3) != 3 or len(meta.codecs) != 1:
         return None
@@ -72,8 +70,9 @@ def _layout(array: zarr.Array):
     first, *rest = sharding.codecs
     if index_codecs != [BytesCodec, Crc32cCodec] or not isinstance(first, BytesCodec) or len(rest) > 1:
         return None
-    compressor = _compressor(rest[0]) if rest else None
-    if compressor is False or (first.endian is not None and first.endian.value != "little"):
+    compressor = rest[0] if rest else None
+    if (compressor is not None and not isinstance(compressor, BloscCodec | ZstdCodec)) or \
+            (first.endian is not None and first.endian.value != "little"):
         return None
     return shard_shape[0], chunk_shape[0], compressor, Path(store.root) / array.store_path.path
 
@@ -89,6 +88,7 @@ def _write_whole_shard(array: zarr.Array, rows: slice, values: np.ndarray) -> bo
             array.metadata.fill_value != 0 or not values.dtype.isnative or values.dtype.byteorder == ">":
         return False
     values = np.ascontiguousarray(values)
+    compressor = None if compressor is None else _numcodecs(compressor)
     parts, index = [], np.full((shard_rows // chunk_rows, 2), MISSING, dtype="<u8")
     offset = 0
     for i, lo in enumerate(range(0, len(values), chunk_rows)):
@@ -113,6 +113,12 @@ def _write_atomically(path: Path, parts: list) -> None:
     with open(partial, "wb") as out:
         out.writelines(parts)
     os.replace(partial, path)
+
+
+def read(array: zarr.Array, rows: slice) -> np.ndarray:
+    """array[rows]: straight from the shard files when `read_rows` can, else through the array's codec pipeline."""
+    values = read_rows(array, rows)
+    return array[rows] if values is None else values
 
 
 def read_rows(array: zarr.Array, rows: slice) -> np.ndarray | None:

@@ -17,10 +17,10 @@ import numpy as np
 import torch
 import zarr
 
+from laya import shard_files
 from laya.config import SPLITS, ConfigError
 from laya.location import Location, configure_storage, is_url, storage_defaults
 from laya.prefetch import Prefetch
-from laya.shard_files import read_rows
 from laya.shards import ShardPlan
 from laya.store_info import Fingerprint, StoreInfo
 from laya.zarrio import read_fast
@@ -106,8 +106,7 @@ class FeatureStore:
         """array[rows], with a damaged chunk (truncated, bad checksum) reported in one line naming the store,
         the array and the fix."""
         try:
-            values = read_rows(array, rows)  # uncompressed shards: one read each, straight into the result
-            return array[rows] if values is None else values
+            return shard_files.read(array, rows)  # uncompressed shards: one read each, straight into the result
         except (ValueError, RuntimeError) as err:  # zarr, zarrs: bad checksum, truncated shard
             raise ConfigError(f"{self.path}: array '{array.path}' is damaged ({str(err).splitlines()[0][:80]}); "
                               f"restore it with `dvc checkout {self.path}` or rebuild it with "
