@@ -88,15 +88,23 @@ class ShardBuffers:
         cfg = self.plan.cfg
         for b in range(0, len(images), cfg.batch_size):
             first, last = lo + b, lo + min(b + cfg.batch_size, len(images))
-            tokens = self.keep[first:last].to(device) if self.keep is not None else None
+            sink = self._token_sink(first, last, device) if self.keep is not None else None
             with cfg.autocast_context(device):
-                tapped = tap(prep(images[b:b + cfg.batch_size].to(device, non_blocking=True)), tokens)
+                tapped = tap(prep(images[b:b + cfg.batch_size].to(device, non_blocking=True)), sink=sink)
             for name, layer in zip(self.plan.layout.names, tapped.layers):
                 self.out[f"layers/{name}"][first:last].copy_(layer)  # casts to the storage dtype in the copy
-            if self.keep is not None:
-                for key, kept in (("mlp_in", tapped.mlp_in), ("mlp_out", tapped.mlp_out)):  # (b, 1 + P, L, d)
-                    self.out[f"{key}_cls"][first:last].copy_(kept[:, 0])
-                    self.out[f"{key}_patch"][first:last].copy_(kept[:, 1:])
+
+    def _token_sink(self, first: int, last: int, device: torch.device):
+        """Block sink for rows first:last: the CLS token (b, d) and the kept patches (b, P, d) of each block's MLP
+        input and output, copied straight into the storage-dtype buffers' block column (one cast, no stacking)."""
+        patches = self.keep[first:last, 1:].to(device)  # (b, P) token positions
+        rows = torch.arange(last - first, device=device)[:, None]
+
+        def sink(block: int, mlp_in: torch.Tensor, mlp_out: torch.Tensor) -> None:  # (b, N, d) each
+            for key, tokens in (("mlp_in", mlp_in), ("mlp_out", mlp_out)):
+                self.out[f"{key}_cls"][first:last, block].copy_(tokens[:, 0])
+                self.out[f"{key}_patch"][first:last, :, block].copy_(tokens[rows, patches])
+        return sink
 
     def finish(self) -> dict[str, np.ndarray]:
         """{array path under the split: rows}, after checking the storage dtype held every value."""

@@ -10,6 +10,7 @@ record each block's MLP input (after norm2) and MLP output for every token — t
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -20,11 +21,14 @@ from laya.config import ConfigError
 POOLINGS = ("cls", "mean")  # validated by ExtractConfig
 
 
+BlockSink = Callable[[int, torch.Tensor, torch.Tensor], None]  # (block index, MLP input, MLP output (B, N, d))
+
+
 @dataclass
 class TapOutput:
     layers: list[torch.Tensor]  # L tensors (B, d_i)
-    mlp_in: torch.Tensor | None = None  # (B, K, L, d): kept tokens' MLP input (after norm2) per block
-    mlp_out: torch.Tensor | None = None  # (B, K, L, d): kept tokens' MLP output per block
+    mlp_in: torch.Tensor | None = None  # (B, N, L, d): every token's MLP input (after norm2) per block
+    mlp_out: torch.Tensor | None = None  # (B, N, L, d): every token's MLP output per block
 
 
 def has_vit_blocks(model: nn.Module) -> bool:
@@ -79,8 +83,12 @@ class LayerTap:
         return t.flatten(1)
 
     @torch.inference_mode()
-    def __call__(self, x: torch.Tensor, tokens: torch.Tensor | None = None) -> TapOutput:
-        """Layers of a batch x; with mlp_io, `tokens` (B, K) picks the token positions to keep (default all)."""
+    def __call__(self, x: torch.Tensor, sink: BlockSink | None = None) -> TapOutput:
+        """Layers of a batch x; with mlp_io, each block's MLP input and output (B, N, d), every token.
+
+        Without `sink` they are returned stacked, (B, N, L, d). With it, each goes to sink(block, mlp_in,
+        mlp_out) as the forward pass reaches it (the caller keeps the tokens it wants; nothing is stacked) and
+        TapOutput holds layers only."""
         captured: dict[str, torch.Tensor] = {}
         mlp_in: list[torch.Tensor] = []
         mlp_out: list[torch.Tensor] = []
@@ -91,18 +99,14 @@ class LayerTap:
                 handles.append(modules[name].register_forward_hook(
                     lambda _m, _i, out, name=name: captured.__setitem__(name, out) or None))
         if self.mlp_io:
-            rows = None if tokens is None else torch.arange(len(tokens), device=tokens.device)[:, None]
+            def keep_all(_block: int, block_in: torch.Tensor, block_out: torch.Tensor) -> None:
+                mlp_in.append(block_in)
+                mlp_out.append(block_out)
 
-            def record_mlp(_module, inputs, output) -> None:  # returning None keeps the output unchanged
-                if tokens is None:
-                    mlp_in.append(inputs[0])
-                    mlp_out.append(output)
-                else:  # keep only the asked-for tokens: (B, K, d), whole rows copied (2× a gather on CPU)
-                    mlp_in.append(inputs[0][rows, tokens])
-                    mlp_out.append(output[rows, tokens])
-
-            for block in self.model.blocks:
-                handles.append(block.mlp.register_forward_hook(record_mlp))
+            record = sink or keep_all
+            for i, block in enumerate(self.model.blocks):  # a hook returning None keeps the output unchanged
+                handles.append(block.mlp.register_forward_hook(
+                    lambda _m, inputs, output, i=i: record(i, inputs[0], output)))
         try:
             if self.hook_layers is not None:
                 self.model(x)
@@ -112,8 +116,8 @@ class LayerTap:
         finally:
             for handle in handles:
                 handle.remove()
-        if self.mlp_io:
-            return TapOutput(layers, torch.stack(mlp_in, 2), torch.stack(mlp_out, 2))  # (B, K, L, d)
+        if self.mlp_io and sink is None:
+            return TapOutput(layers, torch.stack(mlp_in, 2), torch.stack(mlp_out, 2))  # (B, N, L, d)
         return TapOutput(layers)
 
     def pooled(self, x: torch.Tensor) -> list[torch.Tensor]:
