@@ -11,7 +11,7 @@ cost of capturing and writing, not a difference in threads.
 
 plus a codec comparison (lz4, zstd, none) and peak RSS extracting N vs 10·N samples (target ratio ≤ 1.3).
 
-    python benchmarks/extract.py [--samples 30000] [--rss-samples 3000] [--backbones mlp cnn vit]
+    python benchmarks/extract.py [--samples 30000] [--rss-samples 3000 (0: skip)] [--backbones mlp cnn vit]
 
 Uses the trained backbones under data/backbones/ when present, else the same architectures at random init
 (throughput does not depend on the weights).
@@ -117,7 +117,7 @@ def peak_rss(prepared: Path, backbone: Path) -> float:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--samples", type=int, default=30000, help="images for the throughput runs (+10 %% test)")
-    p.add_argument("--rss-samples", type=int, default=3000, help="N for the peak-RSS runs (N vs 10·N)")
+    p.add_argument("--rss-samples", type=int, default=3000, help="N for the peak-RSS runs (N vs 10·N); 0 skips them")
     p.add_argument("--backbones", nargs="+", default=["mlp", "cnn", "vit"])
     p.add_argument("--codecs", nargs="+", default=["none", "lz4", "zstd"])
     p.add_argument("--rounds", type=int, default=2, help="interleaved repetitions; the best time of each counts")
@@ -152,6 +152,8 @@ def main() -> None:
                       f"{summary['bytes'] / 1e6:.0f} MB on disk, {summary['files']} files) | write CPU "
                       f"{cpu:5.2f} s = {100 * cpu / fwd:4.1f} % of the forward ({mb / max(cpu, 1e-9):6.0f} MB per "
                       f"CPU s)", flush=True)
+        if args.rss_samples <= 0:
+            return
         small_data = make_prepared(args.rss_samples, Path(tmp) / "small.zarr")
         large_data = make_prepared(10 * args.rss_samples, Path(tmp) / "large.zarr")
         for name in args.backbones:

@@ -15,6 +15,7 @@ from laya.clt.config import CLTConfig, FrontierConfig
 from laya.clt.run import frontier_configs
 from laya.config import SECTIONS, ConfigError, from_dict, section
 from laya.data.config import DataConfig
+from laya.depth import DepthConfig
 from laya.evaluate.config import EvaluateConfig
 from laya.extract.config import ExtractConfig
 from laya.parallel import resolve_workers
@@ -37,9 +38,15 @@ def check_params(params: dict[str, Any], where: str = "params.yaml") -> list[str
     for name in backbones:
         from_dict(BackboneConfig, section(params, f"backbones.{name}", where), f"backbones.{name}")
     from_dict(ExtractConfig, section(params, "extract", where), "extract")
-    HeadsConfig.parse(section(params, "heads", where)).check_extra(backbones)
-    from_dict(TrainConfig, section(params, "train", where), "train").check_overrides(backbones)
+    heads = HeadsConfig.parse(section(params, "heads", where))
+    heads.check_extra(backbones)
+    train = from_dict(TrainConfig, section(params, "train", where), "train")
+    train.check_overrides(backbones)
     from_dict(EvaluateConfig, section(params, "evaluate", where), "evaluate")
+    depth = from_dict(DepthConfig, section(params, "depth", where), "depth")
+    depth.check_backbones(backbones)
+    for name in depth.backbones:
+        depth.check_trained(heads.for_backbone(name).names, train.for_backbone(name).seeds)
     clt = from_dict(CLTConfig, section(params, "clt", where), "clt")
     if clt.backbone not in backbones:
         raise ConfigError(f"clt.backbone: {clt.backbone!r} is not in params `backbones` {sorted(backbones)}.")

@@ -16,8 +16,8 @@ import yaml
 
 SPLITS = ("train", "val", "test")  # every prepared dataset and feature store has these three
 # the top-level sections of params.yaml; anything else is a typo that would otherwise be silently ignored
-SECTIONS = ("device", "workers", "storage", "data", "backbones", "extract", "heads", "train", "evaluate", "clt",
-            "clt_frontier")
+SECTIONS = ("device", "workers", "storage", "data", "backbones", "extract", "heads", "train", "evaluate", "depth",
+            "clt", "clt_frontier")
 
 
 class ConfigError(ValueError):

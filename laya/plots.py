@@ -51,6 +51,13 @@ def _heatmap(ax, matrix: np.ndarray, patterns: dict, title: str, labels: bool = 
     return image
 
 
+def _shift_label(shift: dict | None) -> str:
+    """'p = 0.012 (n = 31)': a class's permutation-test p-value and its count of wrong inputs."""
+    if shift is None:
+        return "—"
+    return f"n = {shift['wrong']}" if shift["p_value"] is None else f"p = {shift['p_value']:.3f} (n = {shift['wrong']})"
+
+
 def correct_vs_wrong_heatmaps(patterns: dict, title: str, path: Path) -> Path:
     """Mean α by true class, for correctly and wrongly predicted inputs side by side (blank: no such input)."""
     plt = _pyplot()
@@ -59,7 +66,12 @@ def correct_vs_wrong_heatmaps(patterns: dict, title: str, path: Path) -> Path:
     _heatmap(axes[0], _class_matrix(patterns, "alpha_by_class_correct"), patterns, "correct predictions")
     image = _heatmap(axes[1], _class_matrix(patterns, "alpha_by_class_wrong"), patterns, "wrong predictions",
                      labels=False)
-    fig.colorbar(image, ax=axes, label="mean α")
+    shifts = patterns.get("alpha_shift_by_class")
+    if shifts is not None:  # the permutation test's p-value of each class's shift, right of the wrong panel
+        axes[1].set_yticks(range(rows), [_shift_label(s) for s in shifts])
+        axes[1].yaxis.tick_right()
+        axes[1].tick_params(axis="y", labelsize=7)
+    fig.colorbar(image, ax=axes, label="mean α", pad=0.12 if shifts is not None else 0.05)
     fig.suptitle(title)
     fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
@@ -115,6 +127,23 @@ def deletion_curves(patterns: dict, title: str, path: Path) -> Path:
     ax.set_xticks(range(len(patterns["layers"]) + 1))
     ax.legend(fontsize=7)
     ax.set_title(title)
+    return _save(fig, path)
+
+
+FAILURE_LABELS = {"msp": "MSP (baseline)", "alpha": "α + H(α), fitted on val", "msp_alpha": "MSP + α, fitted on val"}
+
+
+def failure_roc(curves: dict, title: str, path: Path) -> Path:
+    """ROC of error detection on test, one line per detector {name: (fpr, tpr)}; the legend has its AUROC."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(4.8, 4.2))
+    for detector, (fpr, tpr) in curves.items():
+        ax.plot(fpr, tpr, label=f"{FAILURE_LABELS.get(detector, detector)} — AUROC {np.trapezoid(tpr, fpr):.3f}")
+    ax.plot([0, 1], [0, 1], color="grey", linestyle=":", linewidth=1)
+    ax.set_xlabel("false positive rate (correct flagged)")
+    ax.set_ylabel("true positive rate (errors flagged)")
+    ax.legend(fontsize=7, loc="lower right")
+    ax.set_title(title, fontsize=9)
     return _save(fig, path)
 
 

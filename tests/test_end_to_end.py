@@ -37,6 +37,7 @@ def _copy_repo(dest: Path) -> None:
 
 
 NAMES = ("mlp", "vit", "mlp_joint", "cnn_transfer")  # the smoke run's backbones: every protocol, and the CLT's vit
+DEPTH = ("mlp", "vit")  # smoke_params.yaml's depth.backbones
 # the README's `dvc exp show` recipes, run as written (after the two experiments below)
 README_RECIPES = [line[2:] for line in (REPO / "README.md").read_text().splitlines()
                   if line.startswith("$ dvc exp show")]
@@ -116,6 +117,18 @@ def test_dvc_repro_smoke(tmp_path):
         sanity = read_json(repo / "reports" / "details" / f"sanity_{name}.json")["heads"]
         assert sanity["laya"]["model_randomisation"]["intrinsic"]["classifier"] == 1.0  # α ignores the classifier
         assert (repo / "reports" / "figures" / f"sanity_{name}.png").stat().st_size > 10_000
+        failure = evaluation["failure_detection"]
+        assert failure["head"] == "laya" and 0 <= failure["msp"]["auroc"] <= 1 and failure["test_errors"] > 0
+        assert (repo / "reports" / "figures" / name / "failure_roc.png").stat().st_size > 10_000
+        shifts = read_json(repo / "reports" / "depth" / f"{name}.json")["alpha_shift_by_class"]
+        assert len(shifts) == len(read_json(repo / "reports" / "depth" / f"{name}.json")["classes"])
+    for name in DEPTH:
+        depth = read_json(repo / "reports" / "details" / f"depth_{name}.json")
+        assert set(depth["pruning"]["curves"]) == {"alpha", "scalarmix", "loo", "random0"}
+        assert depth["flops"] == sorted(depth["flops"]) and depth["flops"][0] > 0
+        assert set(depth["early_exit"]["rules"]) == {"msp", "calibrated", "alpha"}
+        for figure in ("pruning.png", "early_exit.png"):
+            assert (repo / "reports" / "figures" / f"depth_{name}" / figure).stat().st_size > 10_000
     assert set(read_json(repo / "reports" / "details" / "sanity_mlp_joint.json")["heads"]) == {"laya", "laya_joint"}
     aligned = read_json(repo / "reports" / "details" / "evaluate_mlp.json")
     assert aligned["cross_ablation"]["ablation"] == "zero" and "ig" in aligned["cross_ablation"]["faithfulness"][
@@ -132,6 +145,7 @@ def test_dvc_repro_smoke(tmp_path):
     assert "| laya |" in report and "| laya | ig |" in report and "| relu_topk_k16 |" in report
     assert "| mlp | joint | mlp_joint | 1 |" in report and "| cnn | transfer | cnn_transfer | 1 |" in report
     assert "| mlp | laya | intrinsic | 1.000 |" in report  # the sanity table
+    assert "## Failure detection" in report and "| vit | alpha |" in report  # the early-exit table
     assert "(Fashion-MNIST test split)" in report
     assert "](figures/vit/methods.png)" in report and (repo / "reports" / "index.html").stat().st_size > 100_000
     headline = read_json(repo / "reports" / "metrics" / "mlp.json")["mlp"]
@@ -140,7 +154,7 @@ def test_dvc_repro_smoke(tmp_path):
                                                                       "laya_aligned")}
     shown = json.loads(_run(["dvc", "metrics", "show", "--json"], repo, env))
     numbers = sum(len(_leaves(f["data"])) for rev in shown.values() for f in rev["data"].values())
-    assert 20 * len(NAMES) <= numbers <= 30 * len(NAMES), numbers  # the headline: a few dozen numbers per backbone,
+    assert 20 * len(NAMES) <= numbers <= 35 * len(NAMES), numbers  # the headline: a few dozen numbers per backbone,
     # not every seed and layer
     assert sorted(p.name for p in (repo / "reports" / "plots").rglob("*.csv")) == sorted(
         [f"{n}.csv" for n in NAMES] * 3 + ["frontier.csv"])
@@ -187,7 +201,7 @@ def test_dvc_repro_smoke(tmp_path):
     # an ablation of a head's hyper-parameter reruns the train stages only
     exp = _run(["dvc", "exp", "run", "-S", "heads.laya.tau=0.5"], repo, env)
     assert _stages_run(exp) == {f"{stage}@{name}" for stage in ("train", "evaluate", "sanity")
-                                for name in NAMES} | {"check", "report"}
+                                for name in NAMES} | {f"depth@{name}" for name in DEPTH} | {"check", "report"}
     assert read_json(repo / "data" / "heads" / "mlp" / "laya" / "seed0" / "config.json")["params"]["tau"] == 0.5
     diff = _run(["dvc", "metrics", "diff"], repo, env)
     assert "reports/metrics/mlp.json" in diff and "mlp.acc.laya" in diff and "seeds" not in diff, diff

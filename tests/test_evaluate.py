@@ -168,6 +168,10 @@ def _evaluate(trained, cfg, device="cpu"):
     return evaluate_heads(store, heads, layers, cfg, seed=0, device=device), cards
 
 
+def store_rows(trained, split: str) -> int:
+    return trained[0].num_samples(split)
+
+
 def test_layer_means_are_chunkwise_exact(trained):
     store, _ = trained
     means = layer_means(store, "train", [0, 2])
@@ -188,8 +192,12 @@ def test_evaluate_on_a_tiny_cache_finds_the_informative_layer(trained):
     assert set(scores["alpha_entropy"]) == {"laya", "scalarmix"}
     assert "ms_per_explanation" not in scores  # wall-clock: not in the DVC metrics
     assert times["ms_per_explanation"]["laya"]["ig"] > times["ms_per_explanation"]["laya"]["intrinsic"]
-    patterns = depth_patterns(ev, "laya")
+    failure = scores["failure_detection"]
+    assert failure["head"] == "laya" and failure["test_errors"] == int((ev.probs["laya"].argmax(1) != ev.labels).sum())
+    assert len(ev.val.labels) == store_rows(trained, "val") and ev.val.alpha.shape[1] == 3
+    patterns = depth_patterns(ev, "laya", shift_resamples=99)
     assert int(np.argmax(patterns["alpha_mean"])) == 1 and patterns["alpha_head"] == "laya"
+    assert len(patterns["alpha_shift_by_class"]) == 3
     assert len(patterns["alpha_by_class"]) == 3 and len(patterns["agreement"]["spearman"]) == len(cfg.pairs)
     assert "ig@laya" in patterns["deletion_curves"]
     payloads = explanations(ev, "toy", cards["laya"], "toy", "mean", 10, [0.6, 0.9])

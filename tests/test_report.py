@@ -199,3 +199,21 @@ def test_aligned_block_puts_laya_beside_it_under_both_ablations_and_states_its_t
 def test_no_aligned_section_without_an_aligned_head(tmp_path):
     _evaluate(_details(tmp_path, ["mlp"]))
     assert "An aligned LAYA" not in _markdown(ReportInputs("Fashion-MNIST", ["mlp"], tmp_path))
+
+
+def test_failure_table_puts_alpha_beside_the_msp_baseline_and_in_the_headline(tmp_path):
+    _evaluate(_details(tmp_path, ["mlp"]))
+    path = tmp_path / "evaluate_mlp.json"
+    evaluation = json.loads(path.read_text())
+    detector = {"auroc": 0.9, "aupr": 0.5}
+    evaluation["failure_detection"] = {"head": "laya", "msp": detector, "alpha": {"auroc": 0.6, "aupr": None},
+                                       "msp_alpha": {"auroc": 0.925, "aupr": 0.55}, "test_errors": 1100.0,
+                                       "val_errors": 600.0}
+    evaluation["failure_detection_std"] = {**evaluation["failure_detection"], "msp": {"auroc": 0.01, "aupr": 0.02}}
+    path.write_text(json.dumps(evaluation))
+    inputs = ReportInputs("Fashion-MNIST", ["mlp"], tmp_path, heads=["laya"])
+    text = _markdown(inputs)
+    assert "## Failure detection" in text
+    assert "| mlp | laya | 1100 | 0.9000 ± 0.0100 | 0.6000 ± 0.6000 | 0.9250 ± 0.9250 | 0.5000 ± 0.0200 | — |" in text
+    assert "+0.0250 |" in text  # Δ AUROC = MSP + α − MSP
+    assert backbone_headline(inputs, "mlp")["mlp"]["fail"] == {"auroc": {"msp": 0.9, "alpha": 0.6, "msp_alpha": 0.925}}

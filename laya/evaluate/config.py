@@ -64,6 +64,7 @@ class EvaluateConfig:
     sanity: dict = field(default_factory=dict)  # SanityConfig keys (stage sanity@<name>)
     cross_ablation: list[str] = field(default_factory=list)  # heads whose pairs are scored again under the other
     # ablation (mean ↔ zero): a head trained towards one ablation's LOO effects must keep its lead under the other
+    shift_resamples: int = 1000  # relabellings of the per-class permutation test: α of wrong vs correct predictions
 
     def validate(self, key: str) -> None:
         choice(self.ablation, ABLATIONS, f"{key}.ablation")
@@ -90,6 +91,8 @@ class EvaluateConfig:
                 "null or a positive integer")
         require(self.batch_size > 0, f"{key}.batch_size", self.batch_size, "a positive integer")
         require(self.explain_n >= 0, f"{key}.explain_n", self.explain_n, "an integer ≥ 0")
+        require(isinstance(self.shift_resamples, int) and self.shift_resamples >= 99, f"{key}.shift_resamples",
+                self.shift_resamples, "an integer ≥ 99 (p-values resolve 1 / (resamples + 1))")
         self.sanity_config(key)
         missing = [h for h in self.cross_ablation if h not in self.heads]
         if missing:

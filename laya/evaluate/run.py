@@ -11,6 +11,7 @@ import torch
 
 from laya.ablation import ablation_values, deletion_curve, layer_means, leave_one_out
 from laya.evaluate.config import EvaluateConfig
+from laya.evaluate.failure import HeadOutputs, alpha_shift_test, detection_metrics, head_outputs
 from laya.evaluate.faithfulness import deletion_at_1, deletion_auc, faithfulness, spearman_rows
 from laya.evaluate.methods import INTRINSIC, build_method
 from laya.heads import LayerHead
@@ -36,6 +37,14 @@ class Evaluation:
     attributions: dict[Pair, np.ndarray] = field(default_factory=dict)  # (method, head) → (N, L)
     curves: dict[Pair, np.ndarray] = field(default_factory=dict)  # (method, head) → (N, L + 1) deletion curves
     seconds: dict[Pair, float] = field(default_factory=dict)  # (method, head) → total attribution time
+    explained: str | None = None  # the head whose α the failure detectors read (cfg.explain)
+    val: HeadOutputs | None = None  # that head's probabilities and α on the whole val split (detectors' fit)
+
+    def test_outputs(self) -> HeadOutputs | None:
+        """The explained head's probabilities and α on the evaluated test rows."""
+        if self.explained is None:
+            return None
+        return HeadOutputs(self.probs[self.explained], self.attributions[(INTRINSIC, self.explained)], self.labels)
 
 
 def _append(store: dict, key, value: torch.Tensor) -> None:
@@ -87,6 +96,9 @@ def evaluate_heads(store: FeatureStore, heads: dict[str, LayerHead], layers: lis
     for key, per_name in raw.items():
         setattr(ev, key, {name: np.concatenate(chunks) for name, chunks in per_name.items()})
     ev.seconds = seconds
+    if cfg.explain is not None and (INTRINSIC, cfg.explain) in pairs:
+        ev.explained = cfg.explain
+        ev.val = head_outputs(store, heads[cfg.explain], layers, "val", cfg.batch_size, device)
     return ev
 
 
@@ -100,7 +112,8 @@ def _by_head(values: dict[Pair, float]) -> dict[str, dict[str, float]]:
 
 def metrics(ev: Evaluation) -> dict:
     """DVC metrics, per head and method: faithfulness, undefined samples, Deletion@1, deletion AUC; per head:
-    accuracy intact and with each layer ablated, the entropy of its own layer weights (intrinsic pairs)."""
+    accuracy intact and with each layer ablated, the entropy of its own layer weights (intrinsic pairs); the
+    explained head's error detection on test by MSP, α and both (laya.evaluate.failure)."""
     groups: dict[str, dict[Pair, float]] = {"faithfulness": {}, "faithfulness_undefined": {}, "deletion_at_1": {},
                                             "deletion_auc": {}}
     for pair, attribution in ev.attributions.items():
@@ -119,6 +132,8 @@ def metrics(ev: Evaluation) -> dict:
     for (method, head), alpha in ev.attributions.items():
         if method == INTRINSIC:
             out["alpha_entropy"][head] = round(float(-(alpha * np.log(np.clip(alpha, 1e-12, None))).sum(1).mean()), 6)
+    if ev.val is not None:
+        out["failure_detection"] = {"head": ev.explained, **detection_metrics(ev.val, ev.test_outputs())}
     return out
 
 
@@ -129,7 +144,7 @@ def timings(ev: Evaluation) -> dict:
 
 
 SUMMED = ("faithfulness_undefined",)  # counts of samples: they add up over seeds; every other number is a mean
-WITH_STD = ("faithfulness", "deletion_at_1")  # groups that also get `<group>_std` over seeds
+WITH_STD = ("faithfulness", "deletion_at_1", "failure_detection")  # groups that also get `<group>_std` over seeds
 
 
 def summarise_seeds(per_seed: list[dict]) -> dict:
@@ -140,13 +155,18 @@ def summarise_seeds(per_seed: list[dict]) -> dict:
             return {k: combine([v[k] for v in values], reduce) for k in values[0]}
         return reduce(values)
 
+    def undefined(values):  # a number missing in some seed (None), or a label such as a head's name
+        return any(v is None for v in values) or isinstance(values[0], str)
+
     def total(values):
         return int(np.sum(values))
 
     def mean(values):
-        return round(float(np.mean(values)), 6)
+        return values[0] if undefined(values) else round(float(np.mean(values)), 6)
 
     def std(values):
+        if undefined(values):
+            return values[0]
         return round(float(np.std(values, ddof=1)), 6) if len(values) > 1 else 0.0
 
     out = {}
@@ -159,9 +179,10 @@ def summarise_seeds(per_seed: list[dict]) -> dict:
     return out
 
 
-def depth_patterns(ev: Evaluation, explain: str | None) -> dict:
-    """Per-class mean α of head `explain` (class × layer), split by correct/wrong prediction; the agreement of
-    every pair of attributions (mean Spearman); mean deletion curves."""
+def depth_patterns(ev: Evaluation, explain: str | None, shift_resamples: int = 1000, seed: int = 0) -> dict:
+    """Per-class mean α of head `explain` (class × layer), split by correct/wrong prediction, and per class a
+    permutation test of that shift (`shift_resamples` relabellings); the agreement of every pair of attributions
+    (mean Spearman); mean deletion curves."""
     patterns: dict = {"layers": ev.layers, "classes": ev.classes}
     if explain is not None and (INTRINSIC, explain) in ev.attributions:
         alpha, predicted = ev.attributions[(INTRINSIC, explain)], ev.probs[explain].argmax(1)
@@ -177,6 +198,8 @@ def depth_patterns(ev: Evaluation, explain: str | None) -> dict:
         patterns["alpha_by_class"] = by_class(np.ones_like(correct))
         patterns["alpha_by_class_correct"] = by_class(correct)
         patterns["alpha_by_class_wrong"] = by_class(~correct)
+        patterns["alpha_shift_by_class"] = alpha_shift_test(alpha, ev.labels, ~correct, len(ev.classes),
+                                                            shift_resamples, seed)
     pairs = list(ev.attributions)
     agreement = np.eye(len(pairs))
     for i, a in enumerate(pairs):

@@ -13,6 +13,7 @@ from laya import plots
 from laya.config import ConfigError
 from laya.evaluate.config import EvaluateConfig
 from laya.evaluate.explain import explanations, load_schema, validate
+from laya.evaluate.failure import roc_points
 from laya.evaluate.methods import INTRINSIC
 from laya.evaluate.run import (
     Evaluation,
@@ -150,8 +151,9 @@ def evaluate_backbone(backbone: str, units: list[tuple[FeatureStore, list[int]]]
         scores["cross_ablation"] = {"ablation": crossed.ablation,
                                     **{k: other[k] for k in ("faithfulness", "faithfulness_std", "deletion_at_1",
                                                              "deletion_at_1_std")}}
-    return Outcome(scores, summarise_seeds([timings(e) for e in evaluations]), depth_patterns(first, cfg.explain),
-                   payloads, first, [run.seed for run in runs])
+    patterns = depth_patterns(first, cfg.explain, cfg.shift_resamples, runs[0].seed)
+    return Outcome(scores, summarise_seeds([timings(e) for e in evaluations]), patterns, payloads, first,
+                   [run.seed for run in runs])
 
 
 def flat_pairs(group: dict[str, dict[str, float]]) -> dict[str, float]:
@@ -176,6 +178,11 @@ def write_outcome(out: Outcome, backbone: str, cfg: EvaluateConfig, metrics_path
                                       tmp / "alpha_by_class.png")
             plots.correct_vs_wrong_heatmaps(patterns, f"{backbone}: mean α of {head} by true class",
                                             tmp / "alpha_by_class_correct_vs_wrong.png")
+        if out.first.val is not None:
+            roc = roc_points(out.first.val, out.first.test_outputs())
+            if roc:
+                title = f"{backbone}: error detection on test, {out.first.explained} (seed {out.seeds[0]})"
+                plots.failure_roc(roc, title, tmp / "failure_roc.png")
         scores = {key: flat_pairs(out.scores[key]) for key in ("faithfulness", "deletion_at_1")}
         spread = {key: flat_pairs(out.scores[f"{key}_std"]) for key in ("faithfulness", "deletion_at_1")}
         plots.method_scores(scores, f"{backbone}: attribution methods vs leave-one-layer-out ({cfg.ablation}, "

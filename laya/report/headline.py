@@ -1,10 +1,13 @@
 """The headline metrics: a few dozen numbers per backbone that `dvc exp show` and `dvc metrics diff` show by
 default. Per-seed and per-layer detail stays in the stages' files under reports/details/ (not DVC metrics).
 Keys are short so that a few `dvc exp show` columns fit a terminal: acc = test accuracy, faith = faithfulness
-(Spearman of the attribution with the LOO effects), del1 = Deletion@1."""
+(Spearman of the attribution with the LOO effects), del1 = Deletion@1, fail = error detection
+(laya.evaluate.failure)."""
 
 from __future__ import annotations
 
+from laya.report.depth import depth_headline
+from laya.report.failure import failure_headline
 from laya.report.inputs import ReportInputs
 
 GROUPS = {"faithfulness": "faith", "deletion_at_1": "del1"}  # evaluate's detail key → headline key
@@ -12,8 +15,9 @@ GROUPS = {"faithfulness": "faith", "deletion_at_1": "del1"}  # evaluate's detail
 
 def backbone_headline(inputs: ReportInputs, name: str) -> dict:
     """reports/metrics/<name>.json: <name>.{backbone_acc, acc.<head>, faith.<head>.<method>,
-    del1.<head>.<method>} — test-split means over the seeds. The backbone's name leads every key, so
-    each `dvc exp show` column says which backbone it is about."""
+    del1.<head>.<method>, fail.auroc.<detector>, prune.<ranking>, exit.<rule>} — test-split means over the seeds
+    (prune, exit: one seed). The backbone's name leads every key, so each `dvc exp show` column says which
+    backbone it is about."""
     train = inputs.train(name)["accuracy"]
     heads = [*(h for h in inputs.heads if h in train), *(h for h in train if h not in inputs.heads)]
     out: dict = {"backbone_acc": inputs.backbone(name)["test_accuracy"], "acc": {h: train[h]["mean"] for h in heads}}
@@ -21,6 +25,11 @@ def backbone_headline(inputs: ReportInputs, name: str) -> dict:
     if evaluation is not None:
         for group, key in GROUPS.items():
             out[key] = evaluation[group]
+        if "failure_detection" in evaluation:
+            out.update(failure_headline(evaluation))
+    depth = inputs.depth(name)
+    if depth is not None:
+        out.update(depth_headline(depth))
     return {name: out}
 
 

@@ -11,7 +11,7 @@ from laya.io import read_json
 @dataclass(frozen=True)
 class ReportInputs:
     """The `report` stage's view of the pipeline: backbones in params order, the detail folder the stages write
-    (backbone_<name>.json, train_<name>.json, evaluate_<name>.json, clt.json, clt_frontier.json), the
+    (backbone_<name>.json, train_<name>.json, evaluate_<name>.json, depth_<name>.json, clt.json, clt_frontier.json), the
     training curves (<curves>/<name>/<head>.csv) and the figures."""
 
     dataset: str  # shown in headings, e.g. "Fashion-MNIST"
@@ -42,6 +42,10 @@ class ReportInputs:
     def sanity(self, name: str) -> dict | None:
         path = self.details / f"sanity_{name}.json"
         return read_json(path, f"sanity@{name} metrics") if path.is_file() else None
+
+    def depth(self, name: str) -> dict | None:
+        path = self.details / f"depth_{name}.json"
+        return read_json(path, f"depth@{name} metrics") if path.is_file() else None
 
     def clt(self) -> dict | None:
         path = self.details / "clt.json"

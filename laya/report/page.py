@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from laya.report.aligned import aligned_blocks
+from laya.report.depth import depth_tables
 from laya.report.document import Block, Figure, Heading
+from laya.report.failure import failure_table
 from laya.report.inputs import ReportInputs
 from laya.report.protocols import protocol_blocks
 from laya.report.sanity import sanity_tables
@@ -16,6 +18,7 @@ EVALUATE_FIGURES = {  # reports/figures/<backbone>/<file>: caption
     "alpha_by_class.png": "mean α by true class",
     "alpha_by_class_correct_vs_wrong.png": "mean α by true class, correct vs wrong predictions",
     "agreement.png": "agreement between the methods' layer rankings",
+    "failure_roc.png": "error detection on test: ROC of MSP, α and both (first seed)",
 }
 CLT_FIGURES = {
     "clt/contributions_cls.png": "CLT: share of each block's MLP output built from each earlier block (CLS)",
@@ -45,6 +48,8 @@ def report_blocks(inputs: ReportInputs) -> list[Block]:
         Heading(2, "Protocols: frozen, joint, transfer"), *protocol_blocks(inputs),
         Heading(2, "Layer attributions vs leave-one-layer-out (test split)"), ATTRIBUTION_TEXT,
         *attribution_tables(inputs),
+        *_section("Failure detection: does α tell when a prediction is wrong?", failure_table(inputs)),
+        *_section("Pruning and early exit: α put to work on depth", depth_tables(inputs)),
         *_section("An aligned LAYA: α trained towards the leave-one-layer-out effects", aligned_blocks(inputs)),
         Heading(2, "Sanity checks: attributions after destroying the weights or the labels"), *sanity_tables(inputs),
         Heading(2, "Cross-layer transcoder of the ViT's MLP blocks (test split)"), CLT_TEXT, *clt_tables(inputs),
