@@ -217,3 +217,24 @@ def test_failure_table_puts_alpha_beside_the_msp_baseline_and_in_the_headline(tm
     assert "| mlp | laya | 1100 | 0.9000 ± 0.0100 | 0.6000 ± 0.6000 | 0.9250 ± 0.9250 | 0.5000 ± 0.0200 | — |" in text
     assert "+0.0250 |" in text  # Δ AUROC = MSP + α − MSP
     assert backbone_headline(inputs, "mlp")["mlp"]["fail"] == {"auroc": {"msp": 0.9, "alpha": 0.6, "msp_alpha": 0.925}}
+
+
+def test_depth_tables_and_headline_put_alpha_beside_its_baselines(tmp_path):
+    _details(tmp_path, ["mlp"])
+    point = {"removed": 0, "kept": ["b0", "b1"], "test_accuracy": 0.9, "flops": 10, "flops_fraction": 1.0}
+    curves = {"alpha": [point, {**point, "removed": 1, "kept": ["b1"], "test_accuracy": 0.89}],
+              "random0": [point, {**point, "removed": 1, "test_accuracy": 0.7, "flops_fraction": 0.4}],
+              "random1": [point, {**point, "removed": 1, "test_accuracy": 0.8, "flops_fraction": 0.4}]}
+    summary = {name: {"flops_within_tolerance": 1.0} for name in curves}
+    rules = {"msp": {"area": 0.85, "flops_within_tolerance": 0.5, "points": []},
+             "alpha": {"area": 0.86, "flops_within_tolerance": None, "points": []}}
+    _write(tmp_path, "depth_mlp.json", {"pruning": {"curves": curves, "summary": summary,
+                                                    "orders": {"alpha": ["b0", "b1"]}},
+                                        "early_exit": {"full_accuracy": 0.9, "rules": rules}})
+    inputs = ReportInputs("Fashion-MNIST", ["mlp"], tmp_path, heads=["laya"])
+    text = _markdown(inputs)
+    assert "| mlp | alpha | b0 → b1 | 0.9000 / 0.8900 | 1.000 |" in text
+    assert "| mlp | random (mean of 2) | — | 0.9000 / 0.7500 | 1.000 |" in text
+    assert "| mlp | msp | 0.8500 | 0.500 | 0.9000 |" in text and "| mlp | alpha | 0.8600 | — | 0.9000 |" in text
+    headline = backbone_headline(inputs, "mlp")["mlp"]
+    assert headline["prune"] == {"alpha": 0.89, "random": 0.75} and headline["exit"] == {"msp": 0.85, "alpha": 0.86}

@@ -20,6 +20,10 @@ EVALUATE_FIGURES = {  # reports/figures/<backbone>/<file>: caption
     "agreement.png": "agreement between the methods' layer rankings",
     "failure_roc.png": "error detection on test: ROC of MSP, α and both (first seed)",
 }
+DEPTH_FIGURES = {  # reports/figures/depth_<backbone>/<file>: caption (stage depth@<backbone>)
+    "pruning.png": "accuracy vs the backbone FLOPs left, layers pruned by each ranking",
+    "early_exit.png": "early exit: accuracy vs mean backbone FLOPs spent, per exit rule",
+}
 CLT_FIGURES = {
     "clt/contributions_cls.png": "CLT: share of each block's MLP output built from each earlier block (CLS)",
     "clt/contributions_patch.png": "CLT: the same for patch tokens",
@@ -74,6 +78,8 @@ def figure_blocks(inputs: ReportInputs) -> list[Block]:
         sanity = inputs.figures / f"sanity_{name}.png"
         if sanity.is_file():
             found.append(Figure(sanity, f"{name}: sanity checks — Spearman to the trained head's attributions"))
+        found += [Figure(inputs.figures / f"depth_{name}" / file, f"{name}: {caption}")
+                  for file, caption in DEPTH_FIGURES.items() if (inputs.figures / f"depth_{name}" / file).is_file()]
         if found:
             blocks += [Heading(3, name), *found]
     found = [Figure(inputs.figures / file, caption) for file, caption in CLT_FIGURES.items()
