@@ -21,20 +21,16 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from laya.evaluate.failure import HeadOutputs
+from laya.evaluate.failure import HeadOutputs, features
 
 RULES = ("msp", "calibrated", "alpha")
-_EPS = 1e-7
 
 
 def _inputs(outputs: HeadOutputs, rule: str) -> np.ndarray:
-    msp = np.clip(outputs.probs.max(1, keepdims=True), _EPS, 1 - _EPS)
-    logit = np.log(msp / (1 - msp))
-    if rule == "calibrated" or outputs.alpha.shape[1] == 1:  # one layer: α ≡ 1 carries nothing
-        return logit
-    alpha = outputs.alpha
-    entropy = -(alpha * np.log(np.clip(alpha, 1e-12, None))).sum(1, keepdims=True)
-    return np.concatenate([logit, alpha, entropy], 1)
+    """[logit MSP] (calibrated, or a one-layer head whose α ≡ 1 carries nothing), else the failure detector's
+    [logit MSP, α, H(α)] (laya.evaluate.failure.features)."""
+    both = features(outputs, "msp_alpha")
+    return both[:, :1] if rule == "calibrated" or outputs.alpha.shape[1] == 1 else both
 
 
 def exit_scores(val: list[HeadOutputs], test: list[HeadOutputs], rule: str) -> np.ndarray:

@@ -50,10 +50,10 @@ def backbone_flops(backbone_dir: str | Path, names: list[str]) -> dict[str, int]
     return dict(zip(names, cumulative_flops(model, example, names)))
 
 
-def rankings(store: FeatureStore, heads_dir: str | Path, cfg: DepthConfig, heads: list[str], layers: list[int],
-             backbone: str) -> tuple[dict[str, list[int]], dict[str, list[float]]]:
-    """Removal orders (positions in `layers`, least important first) and the importances they sort."""
-    head, _ = load_trained(heads_dir, cfg.head, cfg.seed, store, backbone)
+def rankings(store: FeatureStore, heads_dir: str | Path, cfg: DepthConfig, heads: list[str], head: LayerHead,
+             layers: list[int], backbone: str) -> tuple[dict[str, list[int]], dict[str, list[float]]]:
+    """Removal orders (positions in `layers`, least important first) and the importances they sort; `head` is the
+    trained cfg.head that reads `layers`."""
     importance = {"alpha": mean_weights(store, head, layers)}
     if "scalarmix" in heads:
         scalarmix, scalarmix_layers = load_trained(heads_dir, "scalarmix", cfg.seed, store, backbone)
@@ -92,10 +92,10 @@ def depth_uses(backbone: str, store: FeatureStore, heads_dir: str | Path, layer_
     """The stage's detail JSON: rankings, pruning curves and early-exit sweeps for one backbone's cache, from
     heads retrained on layer subsets. `layer_flops`: the backbone's FLOPs per input through each store layer
     (`backbone_flops`)."""
-    _, layers = load_trained(heads_dir, cfg.head, cfg.seed, store, backbone)
+    head, layers = load_trained(heads_dir, cfg.head, cfg.seed, store, backbone)
     names = [store.layers[i] for i in layers]
     flops = [layer_flops[name] for name in names]
-    orders, importance = rankings(store, heads_dir, cfg, heads.names, layers, backbone)
+    orders, importance = rankings(store, heads_dir, cfg, heads.names, head, layers, backbone)
     pruned = [kept_after(order, k, layers) for order in orders.values() for k in range(len(layers))]
     prefixes = [tuple(layers[:k]) for k in range(1, len(layers) + 1)]
     print(f"depth@{backbone}: {len(layers)} layers, FLOPs per input through each {flops}; retraining "
