@@ -55,3 +55,20 @@ def test_dvc_metrics_are_the_headline_files_only():
     declared = [o for stage in STAGES.values() for o in (stage.get("do", stage).get("metrics") or [])]
     assert [next(iter(o)) if isinstance(o, dict) else o for o in declared] == ["reports/metrics"]
     assert "metrics" not in yaml.safe_load((REPO / "dvc.yaml").read_text())  # no top-level extra metrics
+
+
+def _params_read(spec: dict) -> set[str]:
+    return {str(next(iter(p)) if isinstance(p, dict) else p) for p in spec.get("params") or []}
+
+
+@pytest.mark.parametrize(("section", "readers"), [
+    ("heads", {"train", "depth", "report"}),  # `-S heads.laya.tau=…` retrains heads; backbones and caches stay
+    ("evaluate", {"evaluate", "sanity", "report"}),  # report: which heads and methods its tables show
+    ("clt", {"clt", "clt_frontier", "extract"}),  # extract: clt.backbone names the one cache with MLP inputs
+])
+def test_a_params_section_reruns_only_the_stages_that_read_it(section, readers):
+    """What an ablation reruns: the stages whose params name the section (or a key under it) — nothing upstream.
+    `check` validates every section (and DVC skips its unchanged stamp's dependants)."""
+    reading = {name for name, stage in STAGES.items() if name != "check"
+               and any(p == section or p.startswith(section + ".") for p in _params_read(stage.get("do", stage)))}
+    assert reading == readers

@@ -9,6 +9,7 @@ from laya.ablation import ABLATIONS
 from laya.config import ConfigError, choice, from_dict, require
 from laya.evaluate.methods import INTRINSIC, METHODS
 from laya.heads import HEADS, LayerHead
+from laya.spatial.config import SpatialConfig
 
 
 def _default_methods() -> dict[str, list[str]]:
@@ -65,6 +66,7 @@ class EvaluateConfig:
     cross_ablation: list[str] = field(default_factory=list)  # heads whose pairs are scored again under the other
     # ablation (mean ↔ zero): a head trained towards one ablation's LOO effects must keep its lead under the other
     shift_resamples: int = 1000  # relabellings of the per-class permutation test: α of wrong vs correct predictions
+    spatial: dict = field(default_factory=dict)  # SpatialConfig keys: per-layer maps of the explained inputs
 
     def validate(self, key: str) -> None:
         choice(self.ablation, ABLATIONS, f"{key}.ablation")
@@ -94,6 +96,7 @@ class EvaluateConfig:
         require(isinstance(self.shift_resamples, int) and self.shift_resamples >= 99, f"{key}.shift_resamples",
                 self.shift_resamples, "an integer ≥ 99 (p-values resolve 1 / (resamples + 1))")
         self.sanity_config(key)
+        self.spatial_config(key)
         missing = [h for h in self.cross_ablation if h not in self.heads]
         if missing:
             raise ConfigError(f"{key}.cross_ablation: {missing} are explained by no method in {key}.methods; add "
@@ -104,6 +107,9 @@ class EvaluateConfig:
 
     def sanity_config(self, key: str = "evaluate") -> SanityConfig:
         return from_dict(SanityConfig, self.sanity, f"{key}.sanity")
+
+    def spatial_config(self, key: str = "evaluate") -> SpatialConfig:
+        return from_dict(SpatialConfig, self.spatial, f"{key}.spatial")
 
     def without_heads(self, heads: list[str]) -> EvaluateConfig:
         """The same config with every pair explaining one of `heads` dropped (heads a backbone does not have)."""

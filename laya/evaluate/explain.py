@@ -30,9 +30,10 @@ def confidence_level(probability: float, thresholds: list[float]) -> str:
 
 
 def explanations(ev: Evaluation, backbone: str, card: HeadCard, fingerprint: str, ablation: str,
-                 count: int, thresholds: list[float]) -> list[dict]:
+                 count: int, thresholds: list[float], spatial=None, top_cells: int = 5) -> list[dict]:
     """Payloads for the first `count` evaluated test inputs: the head of `card`'s own layer weights α(x)
-    (its `intrinsic` attribution) beside its LOO effects."""
+    (its `intrinsic` attribution) beside its LOO effects; with `spatial` (laya.spatial.run.SpatialResult of
+    the same rows), each layer's map summarised as its shape and `top_cells` highest cells."""
     head = card.name
     alpha, effects, probs = ev.attributions[(INTRINSIC, head)], ev.effects[head], ev.probs[head]
     rho = spearman_rows(alpha[:count], effects[:count])
@@ -60,6 +61,8 @@ def explanations(ev: Evaluation, backbone: str, card: HeadCard, fingerprint: str
                 "validation": {"loo_effects": {name: round(float(e), 6) for name, e in zip(ev.layers, effects[row])},
                                "ablation": ablation,
                                "spearman": None if np.isnan(rho[row]) else round(float(rho[row]), 6)},
+                **({"spatial": spatial.payload_entry(row, top_cells)}
+                   if spatial is not None and row < len(spatial.target) else {}),
             },
             "metadata": {"cache_fingerprint": fingerprint,
                          "confidence_thresholds": {"low": f"p < {thresholds[0]}",

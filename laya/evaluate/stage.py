@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import numpy as np
 import torch
 
 from laya import plots
@@ -28,7 +30,11 @@ from laya.evaluate.run import (
 from laya.heads import JOINT_HEADS, HeadCard, LayerHead, head_folder, load_with_card
 from laya.io import staged, write_json
 from laya.parallel import run_jobs
+from laya.spatial.config import SpatialConfig
 from laya.store import FeatureStore
+
+if TYPE_CHECKING:  # the spatial maps import the backbone code: only the evaluate stage itself loads them
+    from laya.spatial.run import SpatialResult
 
 
 @dataclass
@@ -39,6 +45,16 @@ class Outcome:
     payloads: list[dict]  # WIA-AI-009 explanations of the first seed
     first: Evaluation  # the first seed's evaluation (figures)
     seeds: list[int]  # the seeds evaluated, in order
+    spatial: SpatialResult | None = None  # maps of the explained inputs (backbones with spatial layers)
+
+
+@dataclass(frozen=True)
+class LiveSources:
+    """What the spatial maps need to run the backbone live: the prepared images the cache was built from (the
+    head's view: laya.protocols.head_data) and one backbone folder per unit, in the units' order."""
+
+    data: object  # PreparedData | ClassSubset
+    backbones: list[Path]
 
 
 def load_heads(heads_dir: str | Path, names: list[str], seed: int, store: FeatureStore,
@@ -124,11 +140,13 @@ def _seed_runs(backbone: str, units: list[tuple[FeatureStore, list[int]]], heads
 
 
 def evaluate_backbone(backbone: str, units: list[tuple[FeatureStore, list[int]]], heads_dir: str | Path,
-                      cfg: EvaluateConfig, device: torch.device | str = "cpu", workers: int = 1) -> Outcome:
+                      cfg: EvaluateConfig, device: torch.device | str = "cpu", workers: int = 1,
+                      live: LiveSources | None = None) -> Outcome:
     """Evaluate every (store, head seeds) unit — one for a frozen backbone, one per joint model — for the seeds of
     cfg.seeds trained on it, seeds in `workers` processes (laya.parallel); metrics are summarised over all seeds,
     the rest comes from the first. cfg.crossed()'s pairs (the cross_ablation heads under the other ablation) run
-    in the same pool; their scores go to scores["cross_ablation"]."""
+    in the same pool; their scores go to scores["cross_ablation"]. With `live`, the explained inputs also get
+    spatial maps per layer (a backbone whose layers have spatial axes), in the payloads and scores["spatial"]."""
     runs, first_cards, first_store = _seed_runs(backbone, units, heads_dir, cfg, str(device))
     if not runs:
         raise ConfigError(f"{heads_dir}: none of evaluate.seeds {cfg.seeds} was trained for {backbone}; add one of "
@@ -138,10 +156,15 @@ def evaluate_backbone(backbone: str, units: list[tuple[FeatureStore, list[int]]]
     done = run_jobs(evaluate_seed, runs + crossed_runs, workers, cost=lambda run: len(run.cfg.pairs))
     evaluations, crossed_evaluations = done[:len(runs)], done[len(runs):]
     first = evaluations[0]
-    payloads = []
+    payloads, spatial = [], None
+    if cfg.explain is not None and live is not None and cfg.explain_n > 0:
+        unit = next(i for i, (store, _) in enumerate(units) if store is first_store)
+        spatial = spatial_maps(live.backbones[unit], runs[0].heads[cfg.explain], runs[0].layers, first_store,
+                               live.data, first, cfg)
     if cfg.explain is not None:
         payloads = explanations(first, backbone, first_cards[cfg.explain], first_store.fingerprint.hash,
-                                cfg.ablation, cfg.explain_n, cfg.confidence)
+                                cfg.ablation, cfg.explain_n, cfg.confidence, spatial,
+                                cfg.spatial_config().top_cells)
         schema = load_schema()
         for payload in payloads:
             validate(payload, schema)
@@ -151,9 +174,29 @@ def evaluate_backbone(backbone: str, units: list[tuple[FeatureStore, list[int]]]
         scores["cross_ablation"] = {"ablation": crossed.ablation,
                                     **{k: other[k] for k in ("faithfulness", "faithfulness_std", "deletion_at_1",
                                                              "deletion_at_1_std")}}
+    if spatial is not None:
+        scores["spatial"] = spatial.metrics(cfg.spatial_config())
     patterns = depth_patterns(first, cfg.explain, cfg.shift_resamples, runs[0].seed)
     return Outcome(scores, summarise_seeds([timings(e) for e in evaluations]), patterns, payloads, first,
-                   [run.seed for run in runs])
+                   [run.seed for run in runs], spatial)
+
+
+def spatial_maps(backbone_dir: Path, head: LayerHead, layers: list[int], store: FeatureStore, data,
+                 first: Evaluation, cfg: EvaluateConfig) -> SpatialResult | None:
+    """The SpatialResult of the first explain_n test inputs, or None when the backbone's layers have no spatial
+    axes (an MLP). The prepared images must be the cached rows: their labels are compared."""
+    from laya.spatial.live import LiveModel
+    from laya.spatial.maps import map_kind
+    from laya.spatial.run import spatial_explanations
+
+    n = min(cfg.explain_n, len(first.labels))
+    images, labels = data.images("test", 0, n), data.labels("test", 0, n)
+    if not np.array_equal(labels, first.labels[:n]):
+        raise ConfigError(f"{store.path}: the prepared test images are not the rows this cache holds (labels "
+                          f"differ); rerun `dvc repro extract@{store.info.backbone}`.")
+    live = LiveModel.load(backbone_dir, head, layers, store.info.extract.get("pooling", "cls"))
+    kind = map_kind(live, torch.from_numpy(images[:1]))
+    return None if kind is None else spatial_explanations(live, images, kind, cfg.spatial_config())
 
 
 def flat_pairs(group: dict[str, dict[str, float]]) -> dict[str, float]:
@@ -190,4 +233,19 @@ def write_outcome(out: Outcome, backbone: str, cfg: EvaluateConfig, metrics_path
                             highlight=[pair_label(p) for p in cfg.pairs if p[0] == INTRINSIC], spread=spread,
                             seeds=len(out.seeds))
         plots.deletion_curves(patterns, f"{backbone}: deletion curves", tmp / "deletion_curves.png")
+        if out.spatial is not None:
+            _spatial_figures(out, backbone, cfg.spatial_config(), tmp / "where")
         plots.agreement_matrix(patterns, f"{backbone}: method agreement", tmp / "agreement.png")
+
+
+def _spatial_figures(out: Outcome, backbone: str, cfg: SpatialConfig, folder: Path) -> None:
+    """where/test_<row>.png for the first cfg.figures explained inputs."""
+    from laya.spatial.figure import input_figure
+
+    folder.mkdir()
+    result = out.spatial
+    for row in range(min(cfg.figures, len(result.target))):
+        index = int(out.first.index[row])
+        title = (f"{backbone}: where and at which depth, test/{index} — {result.kind} per layer, weighted by "
+                 f"α(x) of {out.first.explained}")
+        input_figure(result, row, out.first.classes, title, folder / f"test_{index}.png")

@@ -2,20 +2,21 @@
 default. Per-seed and per-layer detail stays in the stages' files under reports/details/ (not DVC metrics).
 Keys are short so that a few `dvc exp show` columns fit a terminal: acc = test accuracy, faith = faithfulness
 (Spearman of the attribution with the LOO effects), del1 = Deletion@1, fail = error detection
-(laya.evaluate.failure)."""
+(laya.evaluate.failure), where = the spatial maps' deletion check (laya.spatial)."""
 
 from __future__ import annotations
 
 from laya.report.depth import depth_headline
 from laya.report.failure import failure_headline
 from laya.report.inputs import ReportInputs
+from laya.report.spatial import spatial_headline
 
 GROUPS = {"faithfulness": "faith", "deletion_at_1": "del1"}  # evaluate's detail key → headline key
 
 
 def backbone_headline(inputs: ReportInputs, name: str) -> dict:
     """reports/metrics/<name>.json: <name>.{backbone_acc, acc.<head>, faith.<head>.<method>,
-    del1.<head>.<method>, fail.auroc.<detector>, prune.<ranking>, exit.<rule>} — test-split means over the seeds
+    del1.<head>.<method>, fail.auroc.<detector>, where.drop.<map>, prune.<ranking>, exit.<rule>} — test-split means over the seeds
     (prune, exit: one seed). The backbone's name leads every key, so each `dvc exp show` column says which
     backbone it is about."""
     train = inputs.train(name)["accuracy"]
@@ -27,6 +28,8 @@ def backbone_headline(inputs: ReportInputs, name: str) -> dict:
             out[key] = evaluation[group]
         if "failure_detection" in evaluation:
             out.update(failure_headline(evaluation))
+        if "spatial" in evaluation:
+            out.update(spatial_headline(evaluation))
     depth = inputs.depth(name)
     if depth is not None:
         out.update(depth_headline(depth))

@@ -9,6 +9,7 @@ from laya.report.failure import failure_table
 from laya.report.inputs import ReportInputs
 from laya.report.protocols import protocol_blocks
 from laya.report.sanity import sanity_tables
+from laya.report.spatial import spatial_table
 from laya.report.tables import accuracy_table, attribution_tables, backbone_table, clt_tables, frontier_tables
 
 EVALUATE_FIGURES = {  # reports/figures/<backbone>/<file>: caption
@@ -54,6 +55,7 @@ def report_blocks(inputs: ReportInputs) -> list[Block]:
         *attribution_tables(inputs),
         *_section("Failure detection: does α tell when a prediction is wrong?", failure_table(inputs)),
         *_section("Pruning and early exit: α put to work on depth", depth_tables(inputs)),
+        *_section("Where and at which depth: spatial maps per layer, weighted by α", spatial_table(inputs)),
         *_section("An aligned LAYA: α trained towards the leave-one-layer-out effects", aligned_blocks(inputs)),
         Heading(2, "Sanity checks: attributions after destroying the weights or the labels"), *sanity_tables(inputs),
         Heading(2, "Cross-layer transcoder of the ViT's MLP blocks (test split)"), CLT_TEXT, *clt_tables(inputs),
@@ -75,6 +77,10 @@ def figure_blocks(inputs: ReportInputs) -> list[Block]:
     for name in inputs.backbones:
         found = [Figure(inputs.figures / name / file, f"{name}: {caption}") for file, caption in
                  EVALUATE_FIGURES.items() if (inputs.figures / name / file).is_file()]
+        found += [Figure(path, f"{name}: where and at which depth, {path.stem.replace('_', '/')} — the map of "
+                                 f"each layer (α_l above it) and the α-weighted map, its deleted pixels outlined")
+                  for path in sorted((inputs.figures / name / "where").glob("test_*.png"),
+                                     key=lambda p: int(p.stem.split("_")[1]))]
         sanity = inputs.figures / f"sanity_{name}.png"
         if sanity.is_file():
             found.append(Figure(sanity, f"{name}: sanity checks — Spearman to the trained head's attributions"))

@@ -1,0 +1,42 @@
+"""The "where and at which depth" table (evaluate@<name>'s `spatial`): does deleting the cells an α-weighted map
+ranks highest drop the prediction more than deleting random cells, or than the standard one-layer map?"""
+
+from __future__ import annotations
+
+from laya.report.document import Block, Table
+from laya.report.inputs import ReportInputs
+
+SCORES = {"alpha": "α-weighted", "uniform": "uniform mean", "last": "last layer (standard)", "random": "random cells"}
+KINDS = {"gradcam": "Grad-CAM", "attention": "CLS attention × gradient"}
+
+SPATIAL_TEXT = (
+    "A map per layer for the first explained test inputs, from the frozen backbone run live and the explained "
+    "head's logit of its predicted class c: Grad-CAM per CNN block (Captum's LayerGradCam), and for a ViT the "
+    "gradient-weighted attention of the CLS token per block. Each map is upsampled to the input's pixels and "
+    "scaled to max 1; the α-weighted map is Σ_l α_l(x) · map_l, beside their uniform mean and the last layer's "
+    "map alone (standard Grad-CAM). The check zeroes the top share of pixels of each map, or as many random "
+    "pixels, and reports the mean drop of p_c (± standard error over the inputs) and how often each map's drop "
+    "beats the random pixels' (mean over the random draws) on the same input.")
+
+
+def spatial_table(inputs: ReportInputs) -> list[Block]:
+    rows = []
+    for name in inputs.backbones:
+        e = inputs.evaluate(name)
+        if e is None or "spatial" not in e:
+            continue
+        s = e["spatial"]
+        rows.append([name, KINDS.get(s["kind"], s["kind"]), str(s["inputs"]),
+                     f"{s['cells_deleted']}/{s['cells']}",
+                     *(f"{s['drop'][k]:.3f} ± {s['drop_sem'][k]:.3f}" for k in SCORES),
+                     *(f"{s['beats_random'][k]:.2f}" for k in SCORES if k != "random")])
+    if not rows:
+        return []
+    return [SPATIAL_TEXT,
+            Table(["backbone", "maps", "inputs", "pixels deleted", *(f"drop {v}" for v in SCORES.values()),
+                   *(f"beats random: {v}" for k, v in SCORES.items() if k != "random")], rows)]
+
+
+def spatial_headline(evaluation: dict) -> dict:
+    """reports/metrics/<name>.json's `where.drop.<map>`: mean drop of p_c when each map's top pixels are deleted."""
+    return {"where": {"drop": {k: evaluation["spatial"]["drop"][k] for k in ("alpha", "last", "random")}}}
