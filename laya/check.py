@@ -50,6 +50,11 @@ def check_params(params: dict[str, Any], where: str = "params.yaml") -> list[str
     clt = from_dict(CLTConfig, section(params, "clt", where), "clt")
     if clt.backbone not in backbones:
         raise ConfigError(f"clt.backbone: {clt.backbone!r} is not in params `backbones` {sorted(backbones)}.")
+    unknown = [name for name in clt.compare if name not in backbones]
+    if unknown:
+        raise ConfigError(f"clt.compare: {unknown} are not in params `backbones` {sorted(backbones)}; remove them or "
+                          f"add those backbones.")
     sweep = from_dict(FrontierConfig, section(params, "clt_frontier", where), "clt_frontier")
-    frontier_configs(clt, sweep.activations, sweep.ks, sweep.sparsities, sweep.epochs, sweep.max_images)
+    frontier_configs(clt, sweep.activations, sweep.ks, sweep.sparsities, sweep.epochs, sweep.max_images,
+                     sweep.baselines)
     return list(SECTIONS)

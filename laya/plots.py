@@ -202,13 +202,19 @@ def top_source_accuracy(replaced: dict, title: str, path: Path) -> Path:
 
 
 def clt_frontier(points: list[dict], title: str, path: Path) -> Path:
-    """R² against mean L0 per activation, CLS and patch tokens side by side (log-scaled L0)."""
+    """R² against mean L0 per (architecture, activation), CLS and patch tokens side by side (log-scaled L0): one
+    colour per activation, solid for the CLT, dashed for per-layer transcoders, dotted for per-layer SAEs."""
     plt = _pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
+    activations = list(dict.fromkeys(p["activation"] for p in points))
+    styles = {"clt": ("o", "-"), "transcoder": ("s", "--"), "sae": ("^", ":")}
     for ax, kind in zip(axes, ("cls", "patch")):
-        for name in dict.fromkeys(p["activation"] for p in points):
-            line = sorted((p[f"{kind}_l0"], p[f"{kind}_r2"]) for p in points if p["activation"] == name)
-            ax.plot(*zip(*line), "o-", label=name)
+        for model in dict.fromkeys((p.get("architecture", "clt"), p["activation"]) for p in points):
+            line = sorted((p[f"{kind}_l0"], p[f"{kind}_r2"]) for p in points
+                          if (p.get("architecture", "clt"), p["activation"]) == model)
+            marker, style = styles.get(model[0], ("x", "-."))
+            ax.plot(*zip(*line), marker=marker, linestyle=style, color=f"C{activations.index(model[1])}",
+                    label=model[1] if model[0] == "clt" else f"{model[0]} ({model[1]})")
         ax.set_xscale("log", base=2)
         ax.xaxis.set_major_formatter(_pyplot().matplotlib.ticker.ScalarFormatter())
         ax.set_xlabel("mean L0 per token and layer")

@@ -15,6 +15,7 @@ from dataclasses import asdict
 from laya import plots
 from laya.cli import parser, run
 from laya.clt import CLTConfig, save_clt
+from laya.clt.asymmetry import asymmetry, describe_asymmetry
 from laya.clt.run import ViTCache, contributions, reconstruction, replacement_accuracies, test_tokens, train_clt
 from laya.config import ConfigError, from_dict, load_params, section
 from laya.device import device_from_params
@@ -54,8 +55,9 @@ def main() -> None:
     scores = reconstruction(model, tests, device)
     replaced = replacement_accuracies(model, cache, cfg.replace_from, device)
     shares = contributions(model, tests, device)
-    metrics = {kind: per_layer(s, store.layers) for kind, s in scores.items()}
+    metrics = {"backbone": store.info.backbone, **{kind: per_layer(s, store.layers) for kind, s in scores.items()}}
     metrics["replacement"] = {**replaced, "replace_from": cfg.replace_from}
+    metrics["asymmetry"] = asymmetry(model, tests, store.info.patch_tokens_kept, cfg.bootstrap, cfg.seed, device)
     with staged(args.out, args.metrics, args.details, args.figures) as (out, metrics_path, details, tmp):
         save_clt(model, out, layers=store.layers, cache_fingerprint=store.fingerprint.hash, history=history)
         write_json(metrics_path, metrics)
@@ -73,6 +75,7 @@ def main() -> None:
           f"CLS replaced {replaced['cls']:.4f}, patch replaced {replaced['patch']:.4f}, patch from block "
           f"{cfg.replace_from} {replaced['patch_from_layer']:.4f}; wrote {args.out} in "
           f"{time.perf_counter() - started:.0f}s")
+    print(describe_asymmetry("clt", metrics["asymmetry"]))
 
 
 if __name__ == "__main__":

@@ -1,5 +1,7 @@
 """Stage `clt_frontier`: reconstruction vs sparsity — test R² against mean L0 for every TopK variant × k and
-JumpReLU × λ, CLS and patch tokens, plus the ViT's test accuracy with its CLS MLP outputs replaced by each CLT.
+JumpReLU × λ, CLS and patch tokens, plus the ViT's test accuracy with its CLS MLP outputs replaced by each CLT —
+and the same for the per-layer baselines (clt_frontier.baselines): a transcoder per block (the CLT decoder's
+diagonal) and an SAE per block on the MLP outputs, at the same dictionary size and on the same k / λ grid.
 
     python pipeline/clt_frontier.py --features data/features/vit.zarr --backbone data/backbones/vit \
         --data data/prepared/fashion_mnist.zarr --metrics reports/details/clt_frontier.json \
@@ -16,16 +18,12 @@ import pandas as pd
 from laya import plots
 from laya.cli import parser, run
 from laya.clt import CLTConfig, FrontierConfig
-from laya.clt.frontier import FrontierPoint, fit_point, release
+from laya.clt.frontier import FrontierPoint, fit_point, label, release
 from laya.clt.run import ViTCache, frontier_configs, replaced_accuracy
 from laya.config import from_dict, load_params, section
 from laya.device import device_from_params
 from laya.io import staged, write_json
 from laya.parallel import run_jobs, workers_from_params
-
-
-def label(point: dict) -> str:
-    return f"{point['activation']}_k{point['k']}" if point["k"] is not None else f"jumprelu_l{point['sparsity']:g}"
 
 
 def main() -> None:
@@ -43,27 +41,31 @@ def main() -> None:
     device = device_from_params(params)
     cache = ViTCache.open(args.features, args.backbone, args.data)
     started = time.perf_counter()
-    configs = frontier_configs(base, sweep.activations, sweep.ks, sweep.sparsities, sweep.epochs, sweep.max_images)
+    configs = frontier_configs(base, sweep.activations, sweep.ks, sweep.sparsities, sweep.epochs, sweep.max_images,
+                               sweep.baselines)
     workers = workers_from_params(params, device)
-    print(f"clt_frontier: {len(configs)} CLTs on {base.tokens} tokens of {sweep.max_images or 'all'} training images, "
-          f"{sweep.epochs} epochs each, in {min(workers, len(configs))} worker(s)", flush=True)
+    print(f"clt_frontier: {len(configs)} transcoders and SAEs on {base.tokens} tokens of "
+          f"{sweep.max_images or 'all'} training images, {sweep.epochs} epochs each, in "
+          f"{min(workers, len(configs))} worker(s)", flush=True)
     jobs = [FrontierPoint(args.features, args.backbone, args.data, cfg, str(device)) for cfg in configs]
     try:
         points = run_jobs(fit_point, jobs, workers)
     finally:
         release()
     for point in points:
-        print(f"  {label(point):18s} CLS R² {point['cls_r2']:.4f} L0 {point['cls_l0']:5.1f} | patch R² "
+        print(f"  {label(point):28s} CLS R² {point['cls_r2']:.4f} L0 {point['cls_l0']:5.1f} | patch R² "
               f"{point['patch_r2']:.4f} L0 {point['patch_l0']:5.1f} | CLS-replaced accuracy "
               f"{point['cls_replaced_accuracy']:.4f}")
     original = replaced_accuracy(cache, device)
     with staged(args.metrics, args.table, args.figure) as (metrics, table, figure):
         write_json(metrics, {"original_accuracy": original, **{label(p): {k: v for k, v in p.items()
-                                                                        if k not in ("activation", "k", "sparsity")}
+                                                                        if k not in ("architecture", "activation", "k",
+                                                                                     "sparsity")}
                                                               for p in points}})
-        pd.DataFrame(points).to_csv(table, index=False)
-        plots.clt_frontier(points, f"CLT reconstruction vs sparsity ({base.tokens} training tokens, "
-                           f"{base.dict_size} features/layer, {sweep.epochs} epochs)", figure)
+        pd.DataFrame([{k: v for k, v in p.items() if not k.endswith("_per_layer")} for p in points]).to_csv(
+            table, index=False)
+        plots.clt_frontier(points, f"Cross-layer vs per-layer: reconstruction vs sparsity ({base.tokens} training "
+                           f"tokens, {base.dict_size} features/layer, {sweep.epochs} epochs)", figure)
     print(f"clt_frontier: wrote {args.metrics}, {args.table}, {args.figure} in {time.perf_counter() - started:.0f}s")
 
 

@@ -4,8 +4,8 @@
         --backbone data/backbones/vit --out data/features/vit.zarr
 
 Reads params `backbones.<name>` (its protocol: transfer caches the classes the backbone never saw; joint one
-store per seed, as child groups seed<k>/ of --out), `extract`, `clt.backbone` (whose cache gets the MLP
-inputs/outputs when `extract.mlp_io: auto`) and `device`. Resumable: kill it at any moment and run it again; it
+store per seed, as child groups seed<k>/ of --out), `extract`, `clt.backbone` and `clt.compare` (whose caches get
+the MLP inputs/outputs when `extract.mlp_io: auto`) and `device`. Resumable: kill it at any moment and run it again; it
 continues from the completed shards kept in <out's folder>/.partial/ and the final store is bit-identical.
 
 Several processes: `extract.procs: N` starts N ranks on this machine with torchrun's launcher; across machines
@@ -99,8 +99,9 @@ def main() -> None:
     params = load_params(args.params)
     key = f"backbones.{args.name}"
     bb = from_dict(BackboneConfig, section(params, key), key)
-    clt_backbone = (params.get("clt") or {}).get("backbone")
-    cfg = from_dict(ExtractConfig, section(params, "extract"), "extract").for_backbone(args.name, clt_backbone)
+    clt = params.get("clt") or {}
+    clt_backbones = [clt.get("backbone"), *(clt.get("compare") or [])]
+    cfg = from_dict(ExtractConfig, section(params, "extract"), "extract").for_backbone(args.name, clt_backbones)
     data = head_data(bb, PreparedData(args.data), key)
     device = device_from_params(params)
     cfg.check_device(device)

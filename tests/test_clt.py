@@ -193,7 +193,63 @@ def test_training_learns_a_layered_linear_map_and_round_trips_through_safetensor
         HeadCard.load(tmp_path / "clt")
 
 
+def _layered_tokens(n: int = 3000) -> Tokens:
+    """y_j = x_j A_j + x_{j−1}: every layer's output needs the layer before it (layer 0: its own input only)."""
+    rng = np.random.default_rng(1)
+    x = rng.normal(0, 1, (n, L, D))
+    mix = rng.normal(0, 0.5, (L, D, D))
+    y = np.stack([x[:, j] @ mix[j] + (x[:, j - 1] if j else 0) for j in range(L)], 1)
+    return Tokens(torch.from_numpy(x.astype(np.float16)), torch.from_numpy(y.astype(np.float16)))
+
+
+def test_per_layer_baselines_have_no_cross_layer_path_and_an_sae_reads_the_outputs():
+    train = _layered_tokens()
+    common = {"activation": "abs_topk", "dict_size": 32, "k": 16, "epochs": 20, "batch_size": 256, "lr": 3e-3}
+    scores = {}
+    for architecture in ("clt", "transcoder", "sae"):
+        model, _ = train_clt(None, CLTConfig(architecture=architecture, **common), train)
+        assert [tuple(w.shape) for w in model.w_dec] == ([(32, L - i, D) for i in range(L)] if architecture == "clt"
+                                                         else [(32, 1, D)] * L)
+        scores[architecture] = reconstruction_metrics(model, train)["per_layer"]["r2"]
+        shares = mean_contributions(model, train)
+        if architecture != "clt":  # every layer built from itself alone
+            assert np.allclose(shares, np.eye(L), atol=1e-6)
+    assert scores["transcoder"][0] > 0.9  # layer 0 needs nothing earlier
+    assert max(scores["transcoder"][1:]) < 0.8 < min(scores["clt"][1:])  # the input of layer j−1 is out of reach
+    assert min(scores["sae"]) > 0.9  # it encodes the output itself: the layer before is no obstacle
+
+
+def test_dense_features_are_those_firing_on_more_than_a_tenth_of_the_tokens():
+    x = np.zeros((100, L, D), dtype=np.float16)
+    x[:, :, 0] = 1  # feature 0 fires on every token
+    x[:5, :, 1] = 1  # feature 1 on 5 % of them; the rest never
+    scores = reconstruction_metrics(identity_clt(), Tokens(torch.from_numpy(x), torch.from_numpy(x)))
+    assert scores["per_layer"]["dense"] == [1.0] * L and scores["dense_fraction"] == pytest.approx(1 / D)
+    assert scores["per_layer"]["dead"] == [D - 2.0] * L
+    assert scores["per_layer"]["fvu"] == pytest.approx([1 - r for r in scores["per_layer"]["r2"]])
+
+
+def test_the_frontier_sweeps_each_baseline_over_the_clts_grid():
+    from laya.clt.config import FrontierConfig
+    from laya.clt.frontier import label
+    from laya.clt.run import frontier_configs
+
+    configs = frontier_configs(CLTConfig(), ["relu_topk", "jumprelu"], [4, 16], [0.01], 1, 100,
+                               {"transcoder": ["relu_topk"], "sae": ["relu_topk", "jumprelu"]})
+    labels = [label({"architecture": c.architecture, "activation": c.activation,
+                     "k": c.k if c.activation != "jumprelu" else None, "sparsity": c.sparsity}) for c in configs]
+    assert labels == ["relu_topk_k4", "relu_topk_k16", "jumprelu_l0.01", "transcoder_relu_topk_k4",
+                      "transcoder_relu_topk_k16", "sae_relu_topk_k4", "sae_relu_topk_k16", "sae_jumprelu_l0.01"]
+    assert {c.dict_size for c in configs} == {CLTConfig().dict_size}
+    with pytest.raises(ConfigError, match=r"clt_frontier.baselines: unknown per-layer model 'clt'; valid: "
+                                          r"\['transcoder', 'sae'\]"):
+        from_dict(FrontierConfig, {"baselines": {"clt": ["relu_topk"]}}, "clt_frontier")
+    with pytest.raises(ConfigError, match=r"clt_frontier.baselines.sae: unknown value 'gelu'"):
+        from_dict(FrontierConfig, {"baselines": {"sae": ["gelu"]}}, "clt_frontier")
+
+
 @pytest.mark.parametrize("values, message", [
+    ({"architecture": "dense"}, "clt.architecture: unknown value 'dense'; valid: ['clt', 'transcoder', 'sae']"),
     ({"activation": "gelu"}, "clt.activation: unknown value 'gelu'; valid: ['jumprelu', 'relu_topk', 'abs_topk']"),
     ({"tokens": "all"}, "clt.tokens: unknown value 'all'"),
     ({"k": 600}, "clt.k: expected at most dict_size (512), got 600"),
@@ -214,3 +270,28 @@ def test_a_cache_without_mlp_io_is_refused_with_the_fix(tmp_path):
     with pytest.raises(ConfigError, match=r"toy.zarr: the cache holds no MLP inputs/outputs; set clt.backbone: "
                                           r".* or extract.mlp_io: true"):
         load_tokens(store, "train", "cls")
+
+
+def test_the_asymmetry_is_read_from_which_layers_build_each_token_and_its_interval_covers_the_mean():
+    from laya.clt.asymmetry import asymmetry, describe_asymmetry
+
+    clt = identity_clt(num_layers=2)
+    with torch.no_grad():
+        clt.w_dec[0][:, 1] = torch.eye(D)  # layer 0's code also writes to layer 1
+    rng = np.random.default_rng(0)
+
+    def tokens(n: int, *silent: int) -> Tokens:  # token t's layer silent[t % len] all zero: its code is empty
+        x = rng.normal(1.0, 1.0, (n, 2, D)).astype(np.float16)
+        for t in range(n):
+            x[t, silent[t % len(silent)]] = 0
+        return Tokens(torch.from_numpy(x), torch.from_numpy(x))
+
+    found = asymmetry(clt, {"cls": tokens(40, 1), "patch": tokens(120, 0)}, patches_per_image=3, resamples=199)
+    assert found["cls"]["mean"] == pytest.approx(1.0) and found["patch"]["mean"] == pytest.approx(0.0)
+    assert found["holds"] and found["images"] == 40 and found["cls_minus_patch"]["ci95"][0] > 0.99
+    reverse = asymmetry(clt, {"cls": tokens(40, 0), "patch": tokens(120, 1)}, patches_per_image=3, resamples=199)
+    assert not reverse["holds"] and reverse["cls_minus_patch"]["mean"] == pytest.approx(-1.0)
+    mixed = asymmetry(clt, {"cls": tokens(40, 1, 0), "patch": tokens(40, 0)}, patches_per_image=1, resamples=199)
+    low, high = mixed["cls"]["ci95"]
+    assert low < mixed["cls"]["mean"] < high and 0 < low and high < 1  # half the CLS tokens draw on layer 0
+    assert "does not hold" in describe_asymmetry("clt", reverse)

@@ -64,7 +64,7 @@ def _params_read(spec: dict) -> set[str]:
 @pytest.mark.parametrize(("section", "readers"), [
     ("heads", {"train", "depth", "report"}),  # `-S heads.laya.tau=…` retrains heads; backbones and caches stay
     ("evaluate", {"evaluate", "sanity", "report"}),  # report: which heads and methods its tables show
-    ("clt", {"clt", "clt_frontier", "extract"}),  # extract: clt.backbone names the one cache with MLP inputs
+    ("clt", {"clt", "clt_compare", "clt_frontier", "extract"}),  # extract: clt.backbone, clt.compare: MLP inputs
 ])
 def test_a_params_section_reruns_only_the_stages_that_read_it(section, readers):
     """What an ablation reruns: the stages whose params name the section (or a key under it) — nothing upstream.

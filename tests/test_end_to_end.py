@@ -36,7 +36,8 @@ def _copy_repo(dest: Path) -> None:
             shutil.copy2(REPO / rel, dest / rel)
 
 
-NAMES = ("mlp", "vit", "mlp_joint", "cnn_transfer")  # the smoke run's backbones: every protocol, and the CLT's vit
+NAMES = ("mlp", "vit", "mlp_joint", "vit_transfer")  # the smoke run's backbones: every protocol, the CLT's vit and
+# the ViT clt.compare tests the CLS/patch asymmetry on (CNNs: test_backbones, test_spatial)
 DEPTH = ("mlp",)  # smoke_params.yaml's depth.backbones
 # the README's `dvc exp show` recipes, run as written (after the experiment below)
 README_RECIPES = [line[2:] for line in (REPO / "README.md").read_text().splitlines()
@@ -88,8 +89,8 @@ def test_dvc_repro_smoke(tmp_path):
         store = FeatureStore.open(repo / "data" / "features" / f"{name}.zarr" / unit)
         assert [store.num_samples(s) for s in ("train", "val", "test")] == [400, 400, 400]
         assert store.check_fingerprint(backbone_sha256=card["weights_sha256"]) is None
-    transfer = FeatureStore.open(repo / "data" / "features" / "cnn_transfer.zarr")
-    pretrained = read_json(repo / "data" / "backbones" / "cnn_transfer" / "config.json")["classes"]
+    transfer = FeatureStore.open(repo / "data" / "features" / "vit_transfer.zarr")
+    pretrained = read_json(repo / "data" / "backbones" / "vit_transfer" / "config.json")["classes"]
     assert len(transfer.info.classes) == len(pretrained) == 5 and not set(transfer.info.classes) & set(pretrained)
     for split in ("train", "val", "test"):
         assert 0 < transfer.num_samples(split) < 400
@@ -123,7 +124,7 @@ def test_dvc_repro_smoke(tmp_path):
         spatial = evaluation.get("spatial")  # maps per layer: the backbones whose layers have spatial axes
         assert (spatial is None) == name.startswith("mlp"), name
         if spatial is not None:
-            assert spatial["kind"] == {"vit": "attention", "cnn_transfer": "gradcam"}[name]
+            assert spatial["kind"] == "attention"  # CNNs' Grad-CAM: tests/test_spatial.py
             assert set(spatial["drop"]) == {"alpha", "uniform", "last", "random"} and spatial["inputs"] == 10
             assert json.loads(payloads[0])["explanation"]["spatial"]["method"] == spatial["kind"]
             assert len(list((repo / "reports" / "figures" / name / "where").glob("test_*.png"))) == 4
@@ -142,6 +143,10 @@ def test_dvc_repro_smoke(tmp_path):
         "laya_aligned"]
     clt = read_json(repo / "reports" / "details" / "clt.json")
     assert clt["cls"]["l0"] <= 8 and clt["patch"]["r2"] <= 1 and set(clt["cls"]["per_layer"]["r2"]) == set(vit.layers)
+    assert transfer.attrs["mlp_io"]  # clt.compare: its cache holds the MLP inputs/outputs too
+    for found in (clt, read_json(repo / "reports" / "details" / "clt_compare_vit_transfer.json")):
+        shares = found["asymmetry"]
+        assert shares["cls"]["ci95"][0] <= shares["cls"]["mean"] <= shares["cls"]["ci95"][1] and shares["images"] > 0
     assert clt["replacement"]["original"] == pytest.approx(
         read_json(repo / "reports" / "details" / "backbone_vit.json")["test_accuracy"], abs=1e-9)
     assert (repo / "data" / "clt" / "model.safetensors").is_file()
@@ -149,8 +154,9 @@ def test_dvc_repro_smoke(tmp_path):
     frontier = read_json(repo / "reports" / "details" / "clt_frontier.json")
     assert {"relu_topk_k4", "abs_topk_k16", "jumprelu_l0.01"} <= set(frontier)
     report = (repo / "reports" / "report.md").read_text()
+    assert "| vit_transfer | " in report.split("## Cross-layer transcoder")[1]  # the asymmetry table names it
     assert "| laya |" in report and "| laya | ig |" in report and "| relu_topk_k16 |" in report
-    assert "| mlp | joint | mlp_joint | 1 |" in report and "| cnn | transfer | cnn_transfer | 1 |" in report
+    assert "| mlp | joint | mlp_joint | 1 |" in report and "| vit | transfer | vit_transfer | 1 |" in report
     assert "| mlp | laya | intrinsic | 1.000 |" in report  # the sanity table
     assert "## Failure detection" in report and "| vit | alpha |" in report  # the early-exit table
     assert "(Fashion-MNIST test split)" in report

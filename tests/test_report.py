@@ -43,13 +43,19 @@ def _evaluate(folder, name="mlp"):
 
 
 def _clt(folder):
-    _write(folder, "clt.json", {"cls": KIND, "patch": {**KIND, "r2": 0.9}, "replacement": {
+    shares = {"cls": {"mean": 0.4, "ci95": [0.38, 0.42]}, "patch": {"mean": 0.5, "ci95": [0.49, 0.51]},
+              "cls_minus_patch": {"mean": -0.1, "ci95": [-0.12, -0.08]}, "holds": False, "images": 100}
+    _write(folder, "clt_compare_vit.json", {"backbone": "vit", "asymmetry": {**shares, "holds": True}})
+    _write(folder, "clt.json", {"backbone": "vit0", "asymmetry": shares, "cls": KIND, "patch": {**KIND, "r2": 0.9},
+                                "replacement": {
         "original": 0.8786, "cls": 0.8789, "patch": 0.8773, "patch_from_layer": 0.8786, "replace_from": 3,
         "cls_without_top_source": 0.824, "cls_top_sources": {"1": 0.8784, "2": 0.8787}}})
     point = {"cls_r2": 0.97, "cls_cosine": 0.98, "cls_l0": 16.0, "patch_r2": 0.96, "patch_cosine": 0.97,
-             "patch_l0": 16.0, "cls_replaced_accuracy": 0.879}
+             "patch_l0": 16.0, "cls_replaced_accuracy": 0.879, "patch_dead_fraction": 0.25,
+             "patch_dense_fraction": 0.0625, "cls_fvu_per_layer": [0.01, 0.02], "patch_fvu_per_layer": [0.03, 0.05]}
     _write(folder, "clt_frontier.json", {"original_accuracy": 0.8786, "relu_topk_k16": point,
-                                          "jumprelu_l0.001": {**point, "cls_l0": 30.5}})
+                                          "jumprelu_l0.001": {**point, "cls_l0": 30.5},
+                                          "sae_relu_topk_k16": {**point, "patch_fvu_per_layer": [0.5, 0.25]}})
 
 
 def _markdown(inputs):
@@ -82,7 +88,13 @@ def test_report_renders_the_transcoder_tables(tmp_path):
     assert "| cls | 0.9877 | 0.9900 | 16.0 | 12 (25.0%) |" in text
     assert "|  | 0.8786 | 0.8789 | 0.8773 | 0.8786 | 0.8240 (−0.0549) |" in text
     assert "k=1 0.8784, k=2 0.8787" in text
-    assert "| relu_topk_k16 | 0.9700 | 0.9800 | 16.0 | 0.9600 | 0.9700 | 16.0 | 0.8790 |" in text
+    assert "| vit0 | 0.400 [0.380, 0.420] | 0.500 [0.490, 0.510] | -0.100 [-0.120, -0.080] | no |" in text
+    assert "| vit | 0.400 [0.380, 0.420] |" in text  # clt_compare@vit, after the clt stage's own ViT
+    assert "| relu_topk_k16 | clt | 0.9700 | 16.0 | 0.9600 | 16.0 | 25.0% | 6.2% | 0.8790 |" in text
+    assert "| sae_relu_topk_k16 | sae | 0.9700 |" in text and "| jumprelu_l0.001 | clt | 0.9700 | 30.5 |" in text
+    assert "ReLU-TopK models at k = 16" in text  # FVU per block: the CLT beside the SAE at the shared k
+    assert "| relu_topk_k16 | patch | 0.030 | 0.050 |" in text
+    assert "| sae_relu_topk_k16 | patch | 0.500 | 0.250 |" in text
 
 
 def test_headline_metrics_are_the_means_named_by_backbone(tmp_path):
@@ -92,7 +104,8 @@ def test_headline_metrics_are_the_means_named_by_backbone(tmp_path):
     assert backbone_headline(inputs, "mlp") == {"mlp": {
         "backbone_acc": 0.8875, "acc": {"laya": 0.8975, "last": 0.8875}, "faith": PAIR, "del1": PAIR}}
     assert clt_headline(inputs) == {"clt": {"r2": {"cls": 0.98765, "patch": 0.9}, "l0": {"cls": 16.0, "patch": 16.0},
-                                            "acc": {"original": 0.8786, "cls": 0.8789, "patch": 0.8773}}}
+                                            "acc": {"original": 0.8786, "cls": 0.8789, "patch": 0.8773},
+                                            "offdiag": {"cls": 0.4, "patch": 0.5}}}
 
 
 def test_plot_data_averages_the_seeds_curves_and_lists_every_attribution(tmp_path):
@@ -115,7 +128,7 @@ def test_plot_data_averages_the_seeds_curves_and_lists_every_attribution(tmp_pat
         "attribution,faithfulness,std", "ig@laya,0.931,0.931", "intrinsic@laya,0.766,0.766", "ig@concat,0.5,0.5"]
     frontier = (tmp_path / "plots" / "frontier.csv").read_text().splitlines()
     assert frontier[0] == "activation,label,cls_l0,cls_r2,patch_l0,patch_r2"
-    assert [row.split(",")[0] for row in frontier[1:]] == ["relu_topk", "jumprelu"]
+    assert [row.split(",")[0] for row in frontier[1:]] == ["relu_topk", "jumprelu", "sae_relu_topk"]  # its own line
 
 
 def test_the_pages_carry_the_figures_as_links_and_inline(tmp_path):

@@ -6,7 +6,9 @@ from dataclasses import dataclass, field
 
 from laya.clt.activations import ACTIVATIONS
 from laya.clt.tokens import TOKEN_KINDS
-from laya.config import choice, require
+from laya.config import ConfigError, choice, require
+
+ARCHITECTURES = ("clt", "transcoder", "sae")  # cross-layer decoder | its diagonal alone | an SAE on the MLP outputs
 
 
 @dataclass(frozen=True)
@@ -14,6 +16,7 @@ class CLTConfig:
     backbone: str = "vit"  # a key of params `backbones` whose cache has MLP inputs/outputs (extract.mlp_io)
     tokens: str = "both"  # training tokens: cls | patch | both
     activation: str = "relu_topk"  # jumprelu | relu_topk | abs_topk
+    architecture: str = "clt"  # clt | transcoder (per layer: the decoder's diagonal) | sae (per layer, on outputs)
     dict_size: int = 512  # features per layer (F)
     k: int = 16  # TopK: active features per token and layer
     sparsity: float = 0.003  # JumpReLU: λ in loss = (1 − R²) + λ·L0
@@ -26,10 +29,14 @@ class CLTConfig:
     seed: int = 0
     max_images: int | None = None  # training images whose tokens are used; null = the whole training split
     replace_from: int = 3  # replacement (c): patch tokens from this block on
+    compare: list[str] = field(default_factory=list)  # more ViTs (keys of params backbones) whose CLT is trained
+    # the same way to test the CLS/patch asymmetry (stage clt_compare@<name>)
+    bootstrap: int = 1000  # resamples of the asymmetry's bootstrap intervals (over test images)
 
     def validate(self, key: str) -> None:
         choice(self.tokens, TOKEN_KINDS, f"{key}.tokens")
         choice(self.activation, ACTIVATIONS, f"{key}.activation")
+        choice(self.architecture, ARCHITECTURES, f"{key}.architecture")
         for name in ("dict_size", "k", "epochs", "batch_size"):
             value = getattr(self, name)
             require(value > 0, f"{key}.{name}", value, "a positive integer")
@@ -41,6 +48,9 @@ class CLTConfig:
         require(self.max_images is None or self.max_images > 0, f"{key}.max_images", self.max_images,
                 "null or a positive integer")
         require(self.replace_from >= 0, f"{key}.replace_from", self.replace_from, "a block index ≥ 0")
+        require(self.bootstrap >= 99, f"{key}.bootstrap", self.bootstrap, "an integer ≥ 99")
+        require(self.backbone not in self.compare and len(set(self.compare)) == len(self.compare), f"{key}.compare",
+                self.compare, f"distinct backbones other than clt.backbone ({self.backbone}), whose own stage is clt")
 
 
 @dataclass(frozen=True)
@@ -50,10 +60,21 @@ class FrontierConfig:
     activations: list[str] = field(default_factory=lambda: list(ACTIVATIONS))
     epochs: int = 2
     max_images: int | None = 27000  # training images per point (half the split keeps the sweep to minutes)
+    baselines: dict[str, list[str]] = field(default_factory=lambda: {"transcoder": ["relu_topk"],
+                                                                      "sae": ["relu_topk"]})  # per-layer models
+    # beside the CLT, each over the same ks / λ grid and dictionary size: architecture → its activations
 
     def validate(self, key: str) -> None:
         for name in self.activations:
             choice(name, ACTIVATIONS, f"{key}.activations")
+        for architecture, activations in self.baselines.items():
+            if architecture not in ARCHITECTURES[1:]:
+                raise ConfigError(f"{key}.baselines: unknown per-layer model {architecture!r}; valid: "
+                                  f"{list(ARCHITECTURES[1:])} (the CLT itself is {key}.activations).")
+            require(isinstance(activations, list) and bool(activations), f"{key}.baselines.{architecture}",
+                    activations, f"a non-empty list of activations out of {list(ACTIVATIONS)}")
+            for name in activations:
+                choice(name, ACTIVATIONS, f"{key}.baselines.{architecture}")
         require(all(k > 0 for k in self.ks) and self.ks, f"{key}.ks", self.ks, "a non-empty list of positive k")
         require(all(s >= 0 for s in self.sparsities), f"{key}.sparsities", self.sparsities, "numbers ≥ 0")
         require(self.epochs > 0, f"{key}.epochs", self.epochs, "a positive integer")

@@ -22,8 +22,8 @@ def mean_contributions(model: CrossLayerTranscoder, tokens: Tokens, batch_size: 
     model.eval()
     L = model.num_layers
     total = np.zeros((L, L))
-    for x, _ in tokens.batches(batch_size):
-        z = model(x.to(device)).z
+    for x, y in tokens.batches(batch_size):
+        z = model(model.encoder_input(x, y).to(device)).z
         codes = [z[:, i] for i in range(L)]
         for j in range(L):
             total[j, :j + 1] += contribution_shares(model.source_terms(j, codes)).sum(0).double().cpu().numpy()

@@ -20,7 +20,7 @@ from laya.clt.tokens import Tokens
 def clt_loss(model: CrossLayerTranscoder, x: torch.Tensor, y: torch.Tensor,
              sparsity: float) -> tuple[torch.Tensor, ...]:
     """(total, reconstruction, mean L0) for one batch of (B, L, d) inputs and outputs."""
-    out = model(x)
+    out = model(model.encoder_input(x, y))
     recon = ((out.y_std - model.standardise_y(y)) ** 2).mean()
     l0 = model.l0(out).mean()
     total = recon + sparsity * l0 if model.activation == "jumprelu" else recon

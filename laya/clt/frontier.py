@@ -28,18 +28,28 @@ def _inputs(features: str, backbone: str, data: str, kind: str, max_images: int 
     return cache, load_tokens(cache.store, "train", kind, max_images), test_tokens(cache.store)
 
 
+def label(point: dict) -> str:
+    """'relu_topk_k16', 'jumprelu_l0.003' for the CLT; the per-layer baselines prefixed: 'sae_relu_topk_k16'."""
+    name = f"{point['activation']}_k{point['k']}" if point["k"] is not None else f"jumprelu_l{point['sparsity']:g}"
+    return name if point["architecture"] == "clt" else f"{point['architecture']}_{name}"
+
+
 def fit_point(point: FrontierPoint) -> dict:
-    """{"activation", "k", "sparsity", "{cls,patch}_{r2,cosine,l0,dead_fraction}", "cls_replaced_accuracy"}."""
+    """{"architecture", "activation", "k", "sparsity", "{cls,patch}_{r2,cosine,l0,dead_fraction,dense_fraction}",
+    "{cls,patch}_fvu_per_layer", "cls_replaced_accuracy"}."""
     cfg = point.cfg
     cache, train, tests = _inputs(point.features, point.backbone, point.data, cfg.tokens, cfg.max_images)
-    model, _ = train_clt(cache.store, cfg, train, point.device, desc=f"{cfg.activation} k={cfg.k} λ={cfg.sparsity:g}")
-    result = {"activation": cfg.activation, "k": cfg.k if cfg.activation != "jumprelu" else None,
+    desc = f"{cfg.architecture} {cfg.activation} k={cfg.k} λ={cfg.sparsity:g}"
+    model, _ = train_clt(cache.store, cfg, train, point.device, desc=desc)
+    result = {"architecture": cfg.architecture, "activation": cfg.activation,
+              "k": cfg.k if cfg.activation != "jumprelu" else None,
               "sparsity": cfg.sparsity if cfg.activation == "jumprelu" else None}
     for kind, m in reconstruction(model, tests, point.device).items():
-        result.update({f"{kind}_{name}": round(m[name], 6) for name in ("r2", "cosine", "l0", "dead_fraction")})
+        result.update({f"{kind}_{name}": round(m[name], 6)
+                       for name in ("r2", "cosine", "l0", "dead_fraction", "dense_fraction")})
+        result[f"{kind}_fvu_per_layer"] = m["per_layer"]["fvu"]
     result["cls_replaced_accuracy"] = replaced_accuracy(cache, point.device, model, Replacement("cls"))
-    print(f"  {cfg.activation} k={cfg.k} λ={cfg.sparsity:g}: CLS R² {result['cls_r2']:.4f}, patch R² "
-          f"{result['patch_r2']:.4f}", flush=True)
+    print(f"  {desc}: CLS R² {result['cls_r2']:.4f}, patch R² {result['patch_r2']:.4f}", flush=True)
     return result
 
 

@@ -10,6 +10,10 @@ Shapes: B tokens, L blocks, d model width, F features per layer.
 μ is a per-layer mean vector and s a per-layer scalar (the RMS of the centred activations), both from the
 training tokens, so the standardised MSE of layer j is its unexplained variance 1 − R²_j. The decoder of source
 i is one matrix (F, L − i, d) that writes to layers i…L−1 at once: causality is structural, not a mask.
+
+The same class holds the per-layer baselines (CLTConfig.architecture): `transcoder` keeps only the decoder's
+diagonal, ỹ_j = z_j W_dec^{j→j} + b_dec^j (block j's output from its own input alone), and `sae` also encodes
+the MLP output itself, z_j = σ(ỹ_j W_enc^j + b_enc^j) with ỹ_j = standardise(y_j) — an SAE per layer.
 """
 
 from __future__ import annotations
@@ -50,13 +54,15 @@ class CrossLayerTranscoder(nn.Module):
         self.cfg = cfg
         L, d, F = num_layers, d_model, cfg.dict_size
         self.num_layers, self.d_model, self.dict_size = L, d, F
+        self.diagonal = cfg.architecture != "clt"  # per-layer: each source decodes to its own layer only
+        self.reads_outputs = cfg.architecture == "sae"  # the encoder reads the MLP output, not its input
         bound = 1 / math.sqrt(d)
         self.w_enc = nn.Parameter(torch.empty(L, d, F).uniform_(-bound, bound))
         self.b_enc = nn.Parameter(torch.zeros(L, F))
         # source i decodes to targets i..L-1; start each W_dec^{i→i} at W_enc^iᵀ (scaled), later targets at 0
         self.w_dec = nn.ParameterList()
         for i in range(L):
-            w = torch.zeros(F, L - i, d)
+            w = torch.zeros(F, 1 if self.diagonal else L - i, d)
             w[:, 0] = self.w_enc.data[i].T * (d / F) ** 0.5
             self.w_dec.append(nn.Parameter(w))
         self.b_dec = nn.Parameter(torch.zeros(L, d))
@@ -75,6 +81,10 @@ class CrossLayerTranscoder(nn.Module):
         for name, value in zip(("x_mean", "x_scale", "y_mean", "y_scale"), (x_mean, x_scale, y_mean, y_scale)):
             getattr(self, name).copy_(torch.as_tensor(value, dtype=torch.float32))
 
+    def encoder_input(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """What the encoder reads of (MLP inputs x, outputs y): y for an SAE, else x."""
+        return y if self.reads_outputs else x
+
     def standardise_y(self, y: torch.Tensor) -> torch.Tensor:
         return (y - self.y_mean) / self.y_scale[:, None]
 
@@ -87,10 +97,11 @@ class CrossLayerTranscoder(nn.Module):
         """(B, L, F) codes → (B, L, d) standardised reconstructions ỹ."""
         out = self.b_dec.expand(z.shape[0], -1, -1).clone()
         for i, w in enumerate(self.w_dec):
-            out[:, i:] += torch.einsum("bf,fkd->bkd", z[:, i], w)
+            out[:, i:i + w.shape[1]] += torch.einsum("bf,fkd->bkd", z[:, i], w)
         return out
 
     def forward(self, x: torch.Tensor) -> CLTOutput:
+        """x (B, L, d): what the encoder reads (`encoder_input`)."""
         pre = self.pre_activations(x)
         z = self.sigma(pre)
         return CLTOutput(self.decode_standardised(z), z, pre, self.y_mean, self.y_scale)
@@ -104,13 +115,15 @@ class CrossLayerTranscoder(nn.Module):
     # -- one layer at a time: what the replacement forward pass and the contribution scores use --
 
     def encode_layer(self, i: int, x_i: torch.Tensor) -> torch.Tensor:
-        """(B, d) MLP input of block i → (B, F) code z_i."""
+        """(B, d) MLP input of block i (its output, for an SAE) → (B, F) code z_i."""
         x = (x_i - self.x_mean[i]) / self.x_scale[i]
         return self.sigma(x @ self.w_enc[i] + self.b_enc[i], layer=i)
 
     def source_terms(self, j: int, codes: list[torch.Tensor]) -> torch.Tensor:
-        """v_{i→j} = z_i W_dec^{i→j} for every source i ≤ j: (B, j+1, d), standardised units, bias excluded."""
-        return torch.stack([codes[i] @ self.w_dec[i][:, j - i] for i in range(j + 1)], dim=1)
+        """v_{i→j} = z_i W_dec^{i→j} for every source i ≤ j: (B, j+1, d), standardised units, bias excluded (zero
+        for i < j in a per-layer model)."""
+        return torch.stack([codes[i] @ self.w_dec[i][:, j - i] if j - i < self.w_dec[i].shape[1]
+                            else codes[i].new_zeros(len(codes[i]), self.d_model) for i in range(j + 1)], dim=1)
 
     def decode_layer(self, j: int, codes: list[torch.Tensor], keep: torch.Tensor | None = None) -> torch.Tensor:
         """ŷ_j (B, d) from the codes z_0…z_j; `keep` (B, j+1) bool drops the sources it marks False."""

@@ -1,8 +1,9 @@
 """Replacement: the frozen ViT run with some MLP outputs swapped for the CLT's reconstructions.
 
 Forward hooks on `blocks[j].mlp` see the MLP input of block j (after norm2) as the hook's input, encode the
-chosen token positions to z_j, and return the MLP output with those positions replaced by
-ŷ_j = decode(z_0 … z_j). Errors therefore propagate: later blocks see inputs built from reconstructions.
+chosen token positions to z_j (an SAE encodes the MLP output instead), and return the MLP output with those
+positions replaced by ŷ_j = decode(z_0 … z_j). Errors therefore propagate: later blocks see inputs built from
+reconstructions.
 
 Options: which tokens (CLS or patch), from which layer on, and, per token and target layer, which source layers
 the decoder may use (`keep_top`: only the k sources with the largest contribution shares; `drop_top`: all but the
@@ -56,7 +57,7 @@ class ReplacedViT:
     def _hook(self, j: int):
         def replace(_module, inputs, output):
             pos = self._positions(output.shape[1])
-            x = inputs[0][:, pos]  # (B, P, d)
+            x = (output if self.clt.reads_outputs else inputs[0])[:, pos]  # (B, P, d): what the encoder reads
             batch, count, width = x.shape
             self._codes.append(self.clt.encode_layer(j, x.reshape(-1, width)))  # (B·P, F)
             if j < self.plan.from_layer:

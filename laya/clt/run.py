@@ -50,7 +50,10 @@ def train_clt(store: FeatureStore, cfg: CLTConfig, train: Tokens | None = None,
     train = train if train is not None else load_tokens(store, "train", cfg.tokens, cfg.max_images)
     torch.manual_seed(cfg.seed)
     model = CrossLayerTranscoder(train.x.shape[1], train.x.shape[2], cfg)
-    model.set_standardisation(*train.standardisation())
+    x_mean, x_scale, y_mean, y_scale = train.standardisation()
+    if model.reads_outputs:  # an SAE encodes the standardised outputs
+        x_mean, x_scale = y_mean, y_scale
+    model.set_standardisation(x_mean, x_scale, y_mean, y_scale)
     history = fit_clt(model, train, cfg, device, desc)
     return model.cpu().eval(), history
 
@@ -99,17 +102,22 @@ def replacement_accuracies(model: CrossLayerTranscoder, cache: ViTCache, replace
 
 
 def frontier_configs(base: CLTConfig, activations: list[str], ks: list[int], sparsities: list[float],
-                     epochs: int, max_images: int | None) -> list[CLTConfig]:
-    """The sweep: every TopK variant × k, JumpReLU × λ; everything else as in `base`."""
-    too_big = [k for k in ks if k > base.dict_size] if any(a != "jumprelu" for a in activations) else []
+                     epochs: int, max_images: int | None,
+                     baselines: dict[str, list[str]] | None = None) -> list[CLTConfig]:
+    """The sweep: the CLT with every TopK variant × k and JumpReLU × λ, then each per-layer baseline
+    (architecture → its activations) over the same grid; everything else as in `base`."""
+    models = [("clt", activations), *(baselines or {}).items()]
+    topk = [a for _, names in models for a in names if a != "jumprelu"]
+    too_big = [k for k in ks if k > base.dict_size] if topk else []
     if too_big:
         raise ConfigError(f"clt_frontier.ks: {too_big} exceed clt.dict_size ({base.dict_size}), so TopK could not keep "
                           f"that many features; use k ≤ {base.dict_size} or raise clt.dict_size.")
     configs = []
-    for name in activations:
-        if name == "jumprelu":
-            configs += [replace(base, activation=name, sparsity=s, epochs=epochs, max_images=max_images)
-                        for s in sparsities]
-        else:
-            configs += [replace(base, activation=name, k=k, epochs=epochs, max_images=max_images) for k in ks]
+    for architecture, names in models:
+        common = {"architecture": architecture, "epochs": epochs, "max_images": max_images}
+        for name in names:
+            if name == "jumprelu":
+                configs += [replace(base, activation=name, sparsity=s, **common) for s in sparsities]
+            else:
+                configs += [replace(base, activation=name, k=k, **common) for k in ks]
     return configs

@@ -16,9 +16,9 @@ GROUPS = {"faithfulness": "faith", "deletion_at_1": "del1"}  # evaluate's detail
 
 def backbone_headline(inputs: ReportInputs, name: str) -> dict:
     """reports/metrics/<name>.json: <name>.{backbone_acc, acc.<head>, faith.<head>.<method>,
-    del1.<head>.<method>, fail.auroc.<detector>, where.drop.<map>, prune.<ranking>, exit.<rule>} — test-split means over the seeds
-    (prune, exit: one seed). The backbone's name leads every key, so each `dvc exp show` column says which
-    backbone it is about."""
+    del1.<head>.<method>, fail.auroc.<detector>, where.drop.<map>, prune.<ranking>, exit.<rule>} — test-split
+    means over the seeds (prune, exit, where: one seed). The backbone's name leads every key, so each
+    `dvc exp show` column says which backbone it is about."""
     train = inputs.train(name)["accuracy"]
     heads = [*(h for h in inputs.heads if h in train), *(h for h in train if h not in inputs.heads)]
     out: dict = {"backbone_acc": inputs.backbone(name)["test_accuracy"], "acc": {h: train[h]["mean"] for h in heads}}
@@ -38,11 +38,15 @@ def backbone_headline(inputs: ReportInputs, name: str) -> dict:
 
 def clt_headline(inputs: ReportInputs) -> dict | None:
     """reports/metrics/clt.json: clt.{r2, l0}.{cls, patch} and the ViT's test accuracy with its MLP outputs
-    taken from the CLT (clt.acc.{original, cls, patch}: none, the CLS tokens', every patch token's)."""
+    taken from the CLT (clt.acc.{original, cls, patch}: none, the CLS tokens', every patch token's) and the mean
+    off-diagonal share per token type (clt.offdiag.{cls, patch}: laya.clt.asymmetry)."""
     m = inputs.clt()
     if m is None:
         return None
     kinds = [k for k, v in m.items() if isinstance(v, dict) and "r2" in v]
     r = m["replacement"]
-    return {"clt": {"r2": {k: round(m[k]["r2"], 6) for k in kinds}, "l0": {k: round(m[k]["l0"], 3) for k in kinds},
-                    "acc": {"original": r["original"], "cls": r["cls"], "patch": r["patch"]}}}
+    out = {"r2": {k: round(m[k]["r2"], 6) for k in kinds}, "l0": {k: round(m[k]["l0"], 3) for k in kinds},
+           "acc": {"original": r["original"], "cls": r["cls"], "patch": r["patch"]}}
+    if "asymmetry" in m:
+        out["offdiag"] = {k: m["asymmetry"][k]["mean"] for k in ("cls", "patch")}
+    return {"clt": out}

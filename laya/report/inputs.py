@@ -11,7 +11,8 @@ from laya.io import read_json
 @dataclass(frozen=True)
 class ReportInputs:
     """The `report` stage's view of the pipeline: backbones in params order, the detail folder the stages write
-    (backbone_<name>.json, train_<name>.json, evaluate_<name>.json, depth_<name>.json, clt.json, clt_frontier.json), the
+    (backbone_<name>.json, train_<name>.json, evaluate_<name>.json, depth_<name>.json, clt.json,
+    clt_compare_<name>.json, clt_frontier.json), the
     training curves (<curves>/<name>/<head>.csv) and the figures."""
 
     dataset: str  # shown in headings, e.g. "Fashion-MNIST"
@@ -50,6 +51,15 @@ class ReportInputs:
     def clt(self) -> dict | None:
         path = self.details / "clt.json"
         return read_json(path, "clt metrics") if path.is_file() else None
+
+    def clt_compared(self) -> dict[str, dict]:
+        """{backbone: clt_compare@<backbone>'s metrics} in params order (the ViTs of params clt.compare)."""
+        found = {}
+        for name in self.backbones:
+            path = self.details / f"clt_compare_{name}.json"
+            if path.is_file():
+                found[name] = read_json(path, f"clt_compare@{name} metrics")
+        return found
 
     def frontier(self) -> dict | None:
         path = self.details / "clt_frontier.json"

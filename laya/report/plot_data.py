@@ -32,6 +32,8 @@ def method_scores(evaluation: dict, group: str, pairs: list[tuple[str, str]]) ->
 
 
 def frontier(points: dict) -> pd.DataFrame:
+    """One row per sweep point; `activation` names the series (a per-layer baseline's keeps its prefix:
+    'sae_relu_topk' is its own line beside the CLT's 'relu_topk')."""
     rows = [{"activation": label.split("_k")[0].split("_l0")[0], "label": label, **{k: p[k] for k in (
         "cls_l0", "cls_r2", "patch_l0", "patch_r2")}} for label, p in points.items() if isinstance(p, dict)]
     return pd.DataFrame(rows)

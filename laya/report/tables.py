@@ -82,17 +82,70 @@ def clt_tables(inputs: ReportInputs) -> list[Block]:
                   [["", f"{r['original']:.4f}", f"{r['cls']:.4f}", f"{r['patch']:.4f}", f"{r['patch_from_layer']:.4f}",
                     f"{r['cls_without_top_source']:.4f} ({change})"]]),
             "CLS replaced, keeping only the top-k source layers per block: "
-            + ", ".join(f"k={k} {v:.4f}" for k, v in r["cls_top_sources"].items()) + "."]
+            + ", ".join(f"k={k} {v:.4f}" for k, v in r["cls_top_sources"].items()) + ".",
+            *asymmetry_table(inputs)]
+
+
+ASYMMETRY_TEXT = (
+    "The LAYA paper's asymmetry — patch tokens diagonal-dominant, the CLS token drawing on earlier blocks — "
+    "tested with each ViT's CLT: the off-diagonal share is the part of block j's reconstructed MLP output built "
+    "from blocks before j (contribution shares, mean over j ≥ 1), per CLS token and per image's cached patch "
+    "tokens; mean over the test images with a 95 % bootstrap interval over images. It holds when CLS − patch "
+    "lies above 0.")
+
+
+def _interval(s: dict) -> str:
+    return f"{s['mean']:.3f} [{s['ci95'][0]:.3f}, {s['ci95'][1]:.3f}]"
+
+
+def asymmetry_table(inputs: ReportInputs) -> list[Block]:
+    """The `clt` stage's ViT, then every clt_compare@<name>: off-diagonal share per token type."""
+    found = {}
+    m = inputs.clt()
+    if m is not None and "asymmetry" in m:
+        found[m.get("backbone", "clt.backbone")] = m["asymmetry"]
+    found.update({name: c["asymmetry"] for name, c in inputs.clt_compared().items()})
+    if not found:
+        return []
+    rows = [[name, _interval(a["cls"]), _interval(a["patch"]), _interval(a["cls_minus_patch"]),
+             "yes" if a["holds"] else "no"] for name, a in found.items()]
+    return [ASYMMETRY_TEXT, Table(["ViT", "CLS off-diagonal share", "patch off-diagonal share", "CLS − patch",
+                                   "asymmetry holds"], rows)]
+
+
+def _architecture(label: str) -> str:
+    return next((a for a in ("transcoder", "sae") if label.startswith(a + "_")), "clt")
+
+
+FRONTIER_TEXT = (
+    "Cross-layer vs per-layer, at the same dictionary size and on the same k / λ grid: the CLT (block j's MLP "
+    "output from the codes of blocks ≤ j), a transcoder per block (the CLT decoder's diagonal: block j's output "
+    "from its own input alone) and an SAE per block (block j's output from itself). FVU = 1 − R²; dead: features "
+    "that never fire on the test tokens; dense: features firing on more than 10 % of them. ViT accuracy with its "
+    "CLS MLP outputs replaced by each model's reconstruction (an SAE reconstructs the actual output, so its "
+    "errors do not feed its own codes).")
 
 
 def frontier_tables(inputs: ReportInputs) -> list[Block]:
-    """The `clt_frontier` sweep, one row per activation and k or λ."""
+    """The `clt_frontier` sweep, one row per model, activation and k or λ; FVU per layer at the shared k."""
     m = inputs.frontier()
     if m is None:
         return ["(no frontier yet: run `dvc repro clt_frontier`)"]
-    rows = [[name, f"{p['cls_r2']:.4f}", f"{p['cls_cosine']:.4f}", f"{p['cls_l0']:.1f}", f"{p['patch_r2']:.4f}",
-             f"{p['patch_cosine']:.4f}", f"{p['patch_l0']:.1f}", f"{p['cls_replaced_accuracy']:.4f}"]
-            for name, p in m.items() if isinstance(p, dict)]
-    return [Table(["CLT", "CLS R²", "CLS cosine", "CLS L0", "patch R²", "patch cosine", "patch L0",
-                   "ViT accuracy, CLS replaced"], rows),
-            f"Original ViT test accuracy {m['original_accuracy']:.4f}."]
+    points = {name: p for name, p in m.items() if isinstance(p, dict)}
+    rows = [[name, _architecture(name), f"{p['cls_r2']:.4f}", f"{p['cls_l0']:.1f}", f"{p['patch_r2']:.4f}",
+             f"{p['patch_l0']:.1f}", f"{p.get('patch_dead_fraction', 0):.1%}",
+             f"{p.get('patch_dense_fraction', 0):.1%}", f"{p['cls_replaced_accuracy']:.4f}"]
+            for name, p in points.items()]
+    blocks: list[Block] = [FRONTIER_TEXT, Table(
+        ["model", "kind", "CLS R²", "CLS L0", "patch R²", "patch L0", "patch dead", "patch dense",
+         "ViT accuracy, CLS replaced"], rows), f"Original ViT test accuracy {m['original_accuracy']:.4f}."]
+    ks = sorted(int(name.rsplit("_k", 1)[1]) for name in points if name.startswith("relu_topk_k"))
+    k = ks[len(ks) // 2] if ks else None  # the middle of the grid
+    shared = [name for name in (f"relu_topk_k{k}", f"transcoder_relu_topk_k{k}", f"sae_relu_topk_k{k}")
+              if "patch_fvu_per_layer" in points.get(name, {})]
+    per_layer = [[name, kind, *(f"{v:.3f}" for v in points[name][f"{kind}_fvu_per_layer"])]
+                 for kind in ("cls", "patch") for name in shared]
+    if per_layer:
+        blocks += [f"Fraction of variance unexplained per block (test tokens), ReLU-TopK models at k = {k}:",
+                   Table(["model", "tokens", *(f"block {j}" for j in range(len(per_layer[0]) - 2))], per_layer)]
+    return blocks

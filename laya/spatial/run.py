@@ -48,8 +48,8 @@ class SpatialResult:
 def _summary(grid: np.ndarray, top: int) -> dict:
     order = np.argsort(-grid, axis=None, kind="stable")[:top]
     rows, cols = np.unravel_index(order, grid.shape)
-    return {"shape": list(grid.shape), "top_cells": [{"row": int(r), "col": int(c), "value": round(float(grid[r, c]), 4)}
-                                                   for r, c in zip(rows, cols)]}
+    cells = [{"row": int(r), "col": int(c), "value": round(float(grid[r, c]), 4)} for r, c in zip(rows, cols)]
+    return {"shape": list(grid.shape), "top_cells": cells}
 
 
 def spatial_explanations(live: LiveModel, images: np.ndarray, kind: str, cfg: SpatialConfig,
