@@ -100,8 +100,9 @@ def main() -> None:
     key = f"backbones.{args.name}"
     bb = from_dict(BackboneConfig, section(params, key), key)
     clt = params.get("clt") or {}
-    clt_backbones = [clt.get("backbone"), *(clt.get("compare") or [])]
-    cfg = from_dict(ExtractConfig, section(params, "extract"), "extract").for_backbone(args.name, clt_backbones)
+    transcoded = args.name in [clt.get("backbone"), *(clt.get("compare") or [])]  # the CLT stages read its tokens
+    cfg = from_dict(ExtractConfig, section(params, "extract"), "extract").for_backbone(
+        args.name, args.name if transcoded else None)
     data = head_data(bb, PreparedData(args.data), key)
     device = device_from_params(params)
     cfg.check_device(device)

@@ -211,11 +211,11 @@ def test_dvc_repro_smoke(tmp_path):
     healed = _run(["dvc", "repro"], repo, env)  # only the check's stamp was removed: nothing else reruns
     assert _stages_run(healed) <= {"check"} and (repo / "data" / "params.ok").is_file(), healed
 
-    # an ablation of the evaluation reruns the evaluate and sanity stages only; the CLT's activation only `clt`
+    # an ablation of the evaluation reruns the evaluate and sanity stages only; the CLT's activation the CLT stages
     # (one experiment keeps the smoke run short; which stages read a head's hyper-parameters is tests/test_dvc_yaml's)
     exp = _run(["dvc", "exp", "run", "-S", "evaluate.ablation=zero", "-S", "clt.activation=abs_topk"], repo, env)
     assert _stages_run(exp) == {f"{stage}@{name}" for stage in ("evaluate", "sanity") for name in NAMES} | {
-        "check", "clt", "report"}, exp
+        "check", "clt", "clt_compare@vit_transfer", "report"}, exp
     diff = _run(["dvc", "metrics", "diff", "--targets", "reports/metrics/mlp.json", "reports/metrics/clt.json"],
                 repo, env)
     assert "mlp.faith.laya.intrinsic" in diff and "clt.r2.cls" in diff and "seeds" not in diff, diff

@@ -176,7 +176,7 @@ def test_killed_process_resumes_to_the_same_store(tmp_path):
     assert resumed.returncode == 0, resumed.stderr
     assert "resumed" in resumed.stdout
     model, meta = load_backbone(backbone)
-    extract_features(model, meta, data, tmp_path / "clean" / "cnn.zarr", cfg.for_backbone("cnn", []), CPU)
+    extract_features(model, meta, data, tmp_path / "clean" / "cnn.zarr", cfg.for_backbone("cnn", None), CPU)
     assert _tree_bytes(out) == _tree_bytes(tmp_path / "clean" / "cnn.zarr")
 
 
@@ -235,10 +235,9 @@ def test_store_info_round_trips_and_a_prepared_store_is_not_a_feature_store(tmp_
 def test_mlp_io_auto_caches_the_transcoder_inputs_for_the_clt_backbone_only(tmp_path, prepared_path, capsys):
     auto = ExtractConfig(batch_size=16, shard_size=64, patch_tokens=3)
     assert auto.mlp_io == "auto"
-    assert auto.for_backbone("vit", ["vit"]).mlp_io is True and auto.for_backbone("vit2", ["vit"]).mlp_io is False
-    assert auto.for_backbone("vit_transfer", ["vit", "vit_transfer"]).mlp_io is True  # clt.compare's too
-    assert replace(auto, mlp_io=True).for_backbone("vit2", ["vit"]).mlp_io is True  # an explicit choice stands
-    _, out, *_ = _extract(tmp_path, "vit", prepared_path, cfg=auto.for_backbone("vit2", ["vit"]))
+    assert auto.for_backbone("vit", "vit").mlp_io is True and auto.for_backbone("vit2", "vit").mlp_io is False
+    assert replace(auto, mlp_io=True).for_backbone("vit2", "vit").mlp_io is True  # an explicit choice stands
+    _, out, *_ = _extract(tmp_path, "vit", prepared_path, cfg=auto.for_backbone("vit2", "vit"))
     store = FeatureStore.open(out)
     assert not store.attrs["mlp_io"] and store.attrs["extract"]["mlp_io"] is False  # never "auto" in a store
     plan = capsys.readouterr().out

@@ -21,7 +21,7 @@ class ExtractConfig:
     dtype: str = "float16"  # storage dtype of activations
     pooling: str = "cls"  # token layers: cls token or mean of patch tokens (CNN maps: global average)
     mlp_io: bool | str = "auto"  # ViTs: also store each block's MLP input (after norm2) and output;
-    # auto = only for the backbones the transcoders use (params clt.backbone and clt.compare)
+    # auto = only for the backbone the transcoders use (params clt.backbone)
     patch_tokens: int | str = 4  # mlp_io patch tokens kept per image: a seeded sample of this many, or "all"
     batch_size: int = 256  # forward-pass batch
     shard_size: int = 8192  # samples per shard (a power of two); the unit of writing and of resuming
@@ -70,7 +70,7 @@ class ExtractConfig:
         self.check_device(device)
         return torch.autocast(device_type="cuda", dtype=getattr(torch, AUTOCASTS[self.autocast]))
 
-    def for_backbone(self, name: str, clt_backbones: list[str]) -> ExtractConfig:
-        """The config one extract@<name> runs with: `mlp_io: auto` becomes true for the transcoders' backbones only
+    def for_backbone(self, name: str, clt_backbone: str | None) -> ExtractConfig:
+        """The config one extract@<name> runs with: `mlp_io: auto` becomes true for the CLT's backbone only
         (a ViT's MLP inputs/outputs are ~48 KB per image at 28×28, all tokens; no other stage reads them)."""
-        return self if self.mlp_io != "auto" else replace(self, mlp_io=name in clt_backbones)
+        return self if self.mlp_io != "auto" else replace(self, mlp_io=name == clt_backbone)

@@ -117,6 +117,15 @@ def _architecture(label: str) -> str:
     return next((a for a in ("transcoder", "sae") if label.startswith(a + "_")), "clt")
 
 
+def _sweep_order(item: tuple[str, dict]) -> tuple:
+    """The CLT first, then each baseline; within one, by activation and then k or λ as numbers."""
+    label = item[0]
+    architecture = _architecture(label)
+    name = label.removeprefix(architecture + "_") if architecture != "clt" else label
+    activation, _, value = name.rpartition("_k") if "_k" in name else name.rpartition("_l")
+    return ("clt", "transcoder", "sae").index(architecture), activation, float(value)
+
+
 FRONTIER_TEXT = (
     "Cross-layer vs per-layer, at the same dictionary size and on the same k / λ grid: the CLT (block j's MLP "
     "output from the codes of blocks ≤ j), a transcoder per block (the CLT decoder's diagonal: block j's output "
@@ -131,7 +140,7 @@ def frontier_tables(inputs: ReportInputs) -> list[Block]:
     m = inputs.frontier()
     if m is None:
         return ["(no frontier yet: run `dvc repro clt_frontier`)"]
-    points = {name: p for name, p in m.items() if isinstance(p, dict)}
+    points = dict(sorted(((name, p) for name, p in m.items() if isinstance(p, dict)), key=_sweep_order))
     rows = [[name, _architecture(name), f"{p['cls_r2']:.4f}", f"{p['cls_l0']:.1f}", f"{p['patch_r2']:.4f}",
              f"{p['patch_l0']:.1f}", f"{p.get('patch_dead_fraction', 0):.1%}",
              f"{p.get('patch_dense_fraction', 0):.1%}", f"{p['cls_replaced_accuracy']:.4f}"]
