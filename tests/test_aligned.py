@@ -40,14 +40,14 @@ def test_the_aligned_loss_is_zero_when_alpha_equals_the_target_and_positive_othe
     assert head.alignment_loss(layers, alpha).item() == pytest.approx(0.0, abs=1e-6)
     target = torch.softmax(torch.randn(len(alpha), len(DIMS)), dim=-1)
     expected = (target * (target.log() - alpha.log())).sum(1).mean()
-    assert float(head.alignment_loss(layers, target)) == pytest.approx(float(expected), rel=1e-5)
+    assert head.alignment_loss(layers, target).item() == pytest.approx(float(expected), rel=1e-5)
     assert float(expected) > 0.01
 
 
 def test_the_auxiliary_loss_is_lambda_times_kl_and_reaches_the_scorer_only_through_alpha():
     head, layers = _head(align_weight=0.3), _layers()
     loss = head.auxiliary_loss(layers)
-    assert float(loss) == pytest.approx(0.3 * float(head.alignment_loss(layers, head.alignment_target(layers))))
+    assert loss.item() == pytest.approx(0.3 * head.alignment_loss(layers, head.alignment_target(layers)).item())
     loss.backward()
     assert head.scorer[0].weight.grad.abs().sum() > 0 and head.classifier.weight.grad is None  # e has no gradient
     assert _head(align_weight=0.0).auxiliary_loss(layers) is None  # λ = 0 is plain LAYA
