@@ -24,7 +24,7 @@ from laya.evaluate import (
 from laya.evaluate.explain import confidence_level, explanations, load_schema, validate
 from laya.evaluate.run import depth_patterns, evaluate_heads, layer_means, metrics, summarise_seeds, timings
 from laya.evaluate.stage import load_heads
-from laya.heads import LayerHead
+from laya.heads import LayerHead, build
 from laya.train import HeadsConfig, TrainConfig, train_heads
 
 
@@ -87,6 +87,22 @@ def test_spearman_with_ties_and_undefined_rows():
     assert scores["faithfulness"] == pytest.approx((rho[0] + rho[2]) / 2)
 
 
+def test_integrated_gradients_complete_and_converge_at_the_configured_steps():
+    torch.manual_seed(0)
+    head = build("laya", [6, 5, 4], 3).eval()  # softmax attention over layers: a smooth, non-linear integrand
+    layers = [torch.randn(30, d) for d in (6, 5, 4)]
+    values = ablation_values("zero", [np.zeros(d) for d in (6, 5, 4)])
+    target = head(layers).argmax(1)
+    few = build_method("ig", values, ig_steps=16)
+    assert few.steps == 16
+    attributions = few.attribute(head, layers, target)
+    many = build_method("ig", values, ig_steps=128).attribute(head, layers, target)
+    torch.testing.assert_close(attributions, many, rtol=1e-4, atol=1e-5)
+    with torch.no_grad():
+        gap = (head(layers) - head([v.expand_as(t) for v, t in zip(values, layers)])).gather(1, target[:, None])
+    torch.testing.assert_close(attributions.sum(1), gap[:, 0], rtol=1e-4, atol=1e-4)  # completeness
+
+
 def test_deletion_at_1_and_curve_by_hand():
     effects = np.array([[0.1, 0.5, 0.0], [0.3, 0.0, 0.2]])
     attribution = np.array([[0.2, 0.7, 0.1], [0.1, 0.1, 0.8]])
@@ -141,6 +157,7 @@ def test_confidence_levels():
                                                      r"layer weights"),
     ({"methods": {"ig": ["laya"]}}, r"evaluate.explain: 'laya' must be among evaluate.methods.intrinsic"),
     ({"confidence": [0.9, 0.6]}, r"evaluate.confidence"),
+    ({"ig_steps": 1}, r"evaluate.ig_steps: expected an integer ≥ 2"),
 ])
 def test_bad_evaluate_params(values, match):
     with pytest.raises(ConfigError, match=match):

@@ -17,6 +17,7 @@ from laya import FeatureStore
 from laya.config import ConfigError, from_dict
 from laya.heads import HeadCard
 from laya.train import HeadsConfig, TrainConfig, moving_average, summarise, train_heads
+from laya.train.dropout import InputDropout
 from laya.train.loop import mix
 
 QUICK = TrainConfig(seeds=[0, 1], epochs=8, patience=3, batch_size=32, lr=0.01, ema=0.9)  # ~100 steps
@@ -111,6 +112,21 @@ def test_mixup_mixes_every_layer_and_the_labels_alike():
     assert 0 < lam < 1 and torch.equal(y_a, y) and not torch.equal(y_b, y)
     torch.testing.assert_close(mixed[1], 3 * mixed[0])  # one λ and one pairing for all layers
     torch.testing.assert_close(mixed[0], lam * x + (1 - lam) * x[y_b])  # y = row index, so y_b is the pairing
+
+
+def test_input_dropout_drops_p_keeps_the_mean_and_repeats_with_its_generator():
+    feats = [torch.ones(400, 500), torch.full((400, 100), -2.0)]
+    dropped = InputDropout(0.2, np.random.default_rng(3))(feats)
+    for f, d in zip(feats, dropped):
+        kept = d != 0
+        assert abs(1 - kept.float().mean().item() - 0.2) < 0.005  # 200,000 and 40,000 draws
+        assert torch.equal(d[kept], f[kept] * 65536 / (65536 - 13107))  # round(0.2 · 2¹⁶) = 13107 levels dropped
+        assert abs(d.mean().item() - f[0, 0].item()) < 0.01 * abs(f[0, 0].item())
+    again = InputDropout(0.2, np.random.default_rng(3))(feats)
+    assert all(torch.equal(a, b) for a, b in zip(dropped, again))
+    other = InputDropout(0.2, np.random.default_rng(4))(feats)
+    assert not torch.equal(dropped[0], other[0])
+    assert InputDropout(0.0, np.random.default_rng(3))(feats) is feats
 
 
 def test_moving_average_follows_the_recursion():

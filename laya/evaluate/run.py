@@ -72,8 +72,9 @@ def evaluate_heads(store: FeatureStore, heads: dict[str, LayerHead], layers: lis
         if methods is None:  # first calls import Captum and fill caches: keep them out of the timings
             for method, head in pairs:
                 warm = [f[:2] for f in feats]
-                build_method(method, values, seed).attribute(heads[head], warm, heads[head](warm).argmax(1))
-            methods = {pair: build_method(pair[0], values, seed) for pair in pairs}
+                build_method(method, values, seed, cfg.ig_steps).attribute(heads[head], warm,
+                                                                           heads[head](warm).argmax(1))
+            methods = {pair: build_method(pair[0], values, seed, cfg.ig_steps) for pair in pairs}
         loo = {}
         for name in cfg.heads:
             loo[name] = leave_one_out(heads[name], feats, values)

@@ -14,7 +14,7 @@ import torch
 from laya import plots
 from laya.config import ConfigError
 from laya.evaluate.config import EvaluateConfig
-from laya.evaluate.explain import explanations, load_schema, validate
+from laya.evaluate.explain import explanations, payload_validator
 from laya.evaluate.failure import roc_points
 from laya.evaluate.methods import INTRINSIC
 from laya.evaluate.run import (
@@ -165,9 +165,9 @@ def evaluate_backbone(backbone: str, units: list[tuple[FeatureStore, list[int]]]
         payloads = explanations(first, backbone, first_cards[cfg.explain], first_store.fingerprint.hash,
                                 cfg.ablation, cfg.explain_n, cfg.confidence, spatial,
                                 cfg.spatial_config().top_cells)
-        schema = load_schema()
+        validator = payload_validator()
         for payload in payloads:
-            validate(payload, schema)
+            validator.validate(payload)
     scores = summarise_seeds([metrics(e) for e in evaluations])
     if crossed_evaluations:
         other = summarise_seeds([metrics(e) for e in crossed_evaluations])

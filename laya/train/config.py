@@ -77,7 +77,7 @@ def _check_names(names: list[str], key: str) -> None:
 
 @dataclass(frozen=True)
 class TrainConfig:
-    seeds: list[int] = field(default_factory=lambda: [0, 1, 2, 3, 4])
+    seeds: list[int] = field(default_factory=lambda: [0, 1, 2])
     epochs: int = 40  # upper bound; early stopping on val accuracy usually ends sooner
     patience: int = 6  # epochs without a better val accuracy before stopping (best weights are kept)
     batch_size: int = 256

@@ -15,6 +15,7 @@ from laya.early_stopping import EarlyStopping
 from laya.heads import LayerHead
 from laya.store import FeatureStore
 from laya.train.config import TrainConfig
+from laya.train.dropout import InputDropout
 
 
 @dataclass
@@ -72,12 +73,13 @@ def train_epoch(head: LayerHead, optimizer: torch.optim.Optimizer, loss_fn: nn.M
 
     Per step: dropout(input_dropout) on every layer, then mixup with Beta(mixup, mixup) (0 = off; loss and
     accuracy are λ-weighted over both labels), plus the head's auxiliary loss if it has one, the step, and the
-    weights' moving average `average` if given."""
+    weights' moving average `average` if given. `rng` draws the dropout masks and the mixup pairs."""
     head.train()
     rng = rng if rng is not None else np.random.default_rng(0)
+    dropout = InputDropout(input_dropout, rng)
     total_loss, correct, seen = torch.zeros(()), torch.zeros(()), 0
     for feats, y in batches:
-        feats = [nn.functional.dropout(f.to(device), input_dropout) for f in feats]
+        feats = dropout([f.to(device) for f in feats])
         y = y.to(device)
         if mixup > 0:
             feats, y_a, y_b, lam = mix(feats, y, mixup, rng)
@@ -100,6 +102,12 @@ def train_epoch(head: LayerHead, optimizer: torch.optim.Optimizer, loss_fn: nn.M
     return float(total_loss) / seen, float(correct) / seen
 
 
+def adam(head: nn.Module, lr: float, weight_decay: float = 0.0) -> torch.optim.Adam:
+    """Adam with torch's fused kernel (CPU and CUDA): one pass over every parameter per step instead of a loop of
+    small ops per tensor, ~2× faster on the heads' few small tensors."""
+    return torch.optim.Adam(head.parameters(), lr=lr, weight_decay=weight_decay, fused=True)
+
+
 def moving_average(head: LayerHead, decay: float) -> AveragedModel | None:
     """θ̄ ← θ after the first step, then θ̄ ← decay·θ̄ + (1 − decay)·θ after every step (Polyak averaging over a
     horizon of ~1 / (1 − decay) steps; keep it well below the run's steps). None when decay is 0."""
@@ -111,7 +119,7 @@ def fit_head(head: LayerHead, store: FeatureStore, cfg: TrainConfig, layers: lis
     """Train `head` in place; on return it holds the weights (their moving average when cfg.ema > 0) of the epoch
     with the best val accuracy."""
     head.to(device)
-    optimizer = torch.optim.Adam(head.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    optimizer = adam(head, cfg.lr, cfg.weight_decay)
     average = moving_average(head, cfg.ema)
     kept = average.module if average is not None else head  # the weights that are validated and returned
     loss_fn = nn.CrossEntropyLoss(label_smoothing=cfg.label_smoothing)
@@ -120,7 +128,7 @@ def fit_head(head: LayerHead, store: FeatureStore, cfg: TrainConfig, layers: lis
     for epoch in bar:
         batches = store.batches("train", cfg.batch_size, shuffle=True, seed=epoch_seed(seed, epoch), layers=layers,
                                 window_blocks=cfg.window_blocks)
-        rng = np.random.default_rng(np.random.SeedSequence([seed, epoch, 1]))  # mixup draws
+        rng = np.random.default_rng(np.random.SeedSequence([seed, epoch, 1]))  # dropout masks, mixup draws
         train_loss, train_acc = train_epoch(head, optimizer, loss_fn, batches, cfg.input_dropout, device,
                                             cfg.mixup, rng, average)
         val = predict(kept, store, "val", layers, device=device)
