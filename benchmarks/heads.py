@@ -52,6 +52,7 @@ from laya.images import Preprocess
 from laya.parallel import THREADS_PER_RUN, torch_threads
 from laya.store import FeatureStore
 from laya.train import HeadsConfig, TrainConfig, moving_average, train_epoch
+from laya.train.loop import adam
 
 REPO = Path(__file__).resolve().parents[1]
 CACHE_REPEATS = 5
@@ -81,8 +82,8 @@ def flop_ratio(tap: LayerTap, prep: Preprocess, head: nn.Module, images: np.ndar
 def compare(name: str, store: FeatureStore, data: PreparedData, backbone: Path, heads: HeadsConfig,
             cfg: TrainConfig, epochs: int, threads: int) -> tuple[float, float, float]:
     """(cache, live) seconds of the fastest LAYA epoch over the store's training split with `threads` torch
-    threads, and the FLOP ratio; also the cache epoch without train.input_dropout (its Bernoulli masks are a cost
-    of the head step that the FLOP ratio does not count). Cache epochs are short, so each runs CACHE_REPEATS
+    threads, and the FLOP ratio; also the cache epoch without train.input_dropout (its masks are a cost of the head
+    step that the FLOP ratio does not count). Cache epochs are short, so each runs CACHE_REPEATS
     times per live epoch."""
     store.keep_in_memory(cfg.memory_mb << 20)
     model, meta = load_backbone(backbone)
@@ -94,7 +95,7 @@ def compare(name: str, store: FeatureStore, data: PreparedData, backbone: Path, 
         for mode in [m for m in times for _ in range(1 if m == "live" else CACHE_REPEATS)]:
             torch.manual_seed(0)
             head = build("laya", store.dims, len(store.info.classes), config=heads.config("laya"))
-            optimizer = torch.optim.Adam(head.parameters(), lr=cfg.lr)
+            optimizer = adam(head, cfg.lr, cfg.weight_decay)  # the train stage's optimizer
             batches = (live_batches(data, tap, prep, cfg, samples, epoch) if mode == "live"
                        else store.batches("train", cfg.batch_size, shuffle=True, seed=epoch,
                                           window_blocks=cfg.window_blocks))

@@ -54,8 +54,7 @@ def main() -> None:
     loaded, _, layers = load_heads(args.heads, heads, seed, store, args.name)
     means = layer_means(store, "train", layers)
     device = device_from_params(params)
-    runs = [SanityRun(head, store, layers, means, evaluate.ablation, train, cfg, str(device), evaluate.ig_steps)
-            for head in loaded.values()]
+    runs = [SanityRun(head, store, layers, means, train, evaluate, str(device)) for head in loaded.values()]
     results = dict(zip(loaded, run_jobs(check_run, runs, workers_from_params(params, device))))
     with staged(args.metrics, args.figure) as (metrics, figure):
         write_json(metrics, {"seed": seed, "ablation": evaluate.ablation, "heads": results})

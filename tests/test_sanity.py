@@ -71,10 +71,10 @@ def test_check_head_reports_every_method_step_and_the_random_label_head(tmp_path
     store = FeatureStore.open(write_feature_store(tmp_path / "toy.zarr"))
     torch.manual_seed(0)
     head = build("laya", store.dims, len(store.info.classes))
-    cfg = from_dict(EvaluateConfig, {"sanity": {"max_samples": 40, "label_epochs": 1,
-                                                "methods": ["intrinsic", "grad_x_act", "loo"]}}, "e").sanity_config()
+    evaluate = from_dict(EvaluateConfig, {"ablation": "mean", "sanity": {
+        "max_samples": 40, "label_epochs": 1, "methods": ["intrinsic", "grad_x_act", "loo"]}}, "e")
     means = layer_means(store, "train", [0, 1, 2])
-    out = check_head(head, store, [0, 1, 2], means, "mean", TrainConfig(batch_size=32), cfg)
+    out = check_head(head, store, [0, 1, 2], means, TrainConfig(batch_size=32), evaluate)
     assert out["samples"] == 40 and set(out["accuracy"]) == {"trained", *STEPS, "random_labels"}
     assert out["model_randomisation"]["intrinsic"]["classifier"] == 1.0  # α never reads the classifier
     assert out["model_randomisation"]["loo"]["classifier"] < 1.0

@@ -17,7 +17,7 @@ from laya import FeatureStore
 from laya.config import ConfigError, from_dict
 from laya.heads import HeadCard
 from laya.train import HeadsConfig, TrainConfig, moving_average, summarise, train_heads
-from laya.train.dropout import InputDropout
+from laya.train.dropout import InputDropout, uniform_uint16
 from laya.train.loop import mix
 
 QUICK = TrainConfig(seeds=[0, 1], epochs=8, patience=3, batch_size=32, lr=0.01, ema=0.9)  # ~100 steps
@@ -127,6 +127,15 @@ def test_input_dropout_drops_p_keeps_the_mean_and_repeats_with_its_generator():
     other = InputDropout(0.2, np.random.default_rng(4))(feats)
     assert not torch.equal(dropped[0], other[0])
     assert InputDropout(0.0, np.random.default_rng(3))(feats) is feats
+
+
+@pytest.mark.parametrize("shape", [(256, 384), (240, 96), (3, 5), (2, 2), (5,)])
+def test_fast_uint16_draws_are_numpys_integers_bit_for_bit_and_leave_the_same_state(shape):
+    fast, slow = np.random.default_rng(7), np.random.default_rng(7)
+    for _ in range(3):
+        assert np.array_equal(uniform_uint16(fast, shape), slow.integers(0, 1 << 16, shape, dtype=np.uint16))
+    assert np.array_equal(fast.integers(0, 1 << 16, 3, dtype=np.uint16), slow.integers(0, 1 << 16, 3, dtype=np.uint16))
+    assert fast.random() == slow.random()
 
 
 def test_moving_average_follows_the_recursion():

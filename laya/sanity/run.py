@@ -15,9 +15,9 @@ import numpy as np
 import torch
 
 from laya.ablation import ablation_values
-from laya.evaluate.config import SanityConfig
+from laya.evaluate.config import EvaluateConfig, SanityConfig
 from laya.evaluate.faithfulness import spearman_rows
-from laya.evaluate.methods import IG_STEPS, build_method
+from laya.evaluate.methods import build_method
 from laya.heads import LayerHead, build
 from laya.sanity.randomise import PermutedLabels, cascade
 from laya.store import FeatureStore
@@ -32,11 +32,11 @@ def similarity(a: np.ndarray, b: np.ndarray) -> tuple[float, int]:
     return (round(float(rho[defined].mean()), 6) if defined.any() else float("nan")), int((~defined).sum())
 
 
-def attributions(head: LayerHead, feats: list[torch.Tensor], target: torch.Tensor, methods: list[str],
-                 values: list[torch.Tensor], seed: int, ig_steps: int = IG_STEPS) -> dict[str, np.ndarray]:
+def attributions(head: LayerHead, feats: list[torch.Tensor], target: torch.Tensor,
+                 methods: dict[str, object]) -> dict[str, np.ndarray]:
+    """{name: (N, L) attributions} of `head` by each built method (laya.evaluate.methods.build_method)."""
     head.eval()
-    return {m: build_method(m, values, seed, ig_steps).attribute(head, feats, target).float().cpu().numpy()
-            for m in methods}
+    return {m: method.attribute(head, feats, target).float().cpu().numpy() for m, method in methods.items()}
 
 
 def _accuracy(head: LayerHead, feats: list[torch.Tensor], labels: torch.Tensor) -> float:
@@ -57,32 +57,34 @@ def random_label_head(head: LayerHead, store: FeatureStore, layers: list[int], m
     return fresh.eval(), round(float(fit.history[-1]["train_acc"]), 6)
 
 
-def check_head(head: LayerHead, store: FeatureStore, layers: list[int], means: list[np.ndarray], ablation: str,
-               train: TrainConfig, cfg: SanityConfig, device: torch.device | str = "cpu",
-               ig_steps: int = IG_STEPS) -> dict:
-    """Both checks for one trained head on the first cfg.max_samples test inputs:
+def check_head(head: LayerHead, store: FeatureStore, layers: list[int], means: list[np.ndarray],
+               train: TrainConfig, evaluate: EvaluateConfig, device: torch.device | str = "cpu") -> dict:
+    """Both checks (params evaluate.sanity; the methods with evaluate's ablation and ig_steps) for one trained head
+    on the first evaluate.sanity.max_samples test inputs:
     {accuracy: {trained, <step>…, random_labels}, random_labels_train_accuracy,
      model_randomisation: {method: {step: ρ}}, data_randomisation: {method: ρ}, undefined: {method: {…: n}}}."""
+    cfg = evaluate.sanity_config()
     head = head.to(device).eval()
-    values = ablation_values(ablation, means, device)
+    values = ablation_values(evaluate.ablation, means, device)
+    methods = {m: build_method(m, values, cfg.seed, evaluate.ig_steps) for m in cfg.methods}
     feats, labels = next(iter(store.batches("test", cfg.max_samples, layers=layers)))
     feats, labels = [f.to(device) for f in feats], labels.to(device)
     with torch.no_grad():
         target = head(feats).argmax(1)
-    trained = attributions(head, feats, target, cfg.methods, values, cfg.seed, ig_steps)
+    trained = attributions(head, feats, target, methods)
     out: dict = {"samples": len(labels), "accuracy": {"trained": _accuracy(head, feats, labels)},
                  "model_randomisation": {m: {} for m in cfg.methods}, "data_randomisation": {},
                  "undefined": {m: {} for m in cfg.methods}}
     for step, randomised in cascade(head.cpu(), cfg.seed):
         randomised = randomised.to(device)
         out["accuracy"][step] = _accuracy(randomised, feats, labels)
-        for method, a in attributions(randomised, feats, target, cfg.methods, values, cfg.seed, ig_steps).items():
+        for method, a in attributions(randomised, feats, target, methods).items():
             out["model_randomisation"][method][step], out["undefined"][method][step] = similarity(trained[method], a)
     shuffled, train_accuracy = random_label_head(head.cpu(), store, layers, means, train, cfg, device)
     shuffled = shuffled.to(device)
     out["accuracy"]["random_labels"] = _accuracy(shuffled, feats, labels)
     out["random_labels_train_accuracy"] = train_accuracy
-    for method, a in attributions(shuffled, feats, target, cfg.methods, values, cfg.seed, ig_steps).items():
+    for method, a in attributions(shuffled, feats, target, methods).items():
         out["data_randomisation"][method], out["undefined"][method]["random_labels"] = similarity(trained[method], a)
     return out
 
@@ -95,13 +97,10 @@ class SanityRun:
     store: FeatureStore
     layers: list[int]
     means: list[np.ndarray]
-    ablation: str
     train: TrainConfig
-    cfg: SanityConfig
+    evaluate: EvaluateConfig
     device: str
-    ig_steps: int = IG_STEPS
 
 
 def check_run(run: SanityRun) -> dict:
-    return check_head(run.head, run.store, run.layers, run.means, run.ablation, run.train, run.cfg, run.device,
-                      run.ig_steps)
+    return check_head(run.head, run.store, run.layers, run.means, run.train, run.evaluate, run.device)
