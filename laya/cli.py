@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import atexit
 import ctypes
 import errno
+import gc
 import os
 import signal
 import sys
@@ -79,11 +81,20 @@ def exit_with_parent() -> None:
             raise SystemExit(128 + signal.SIGTERM)
 
 
+def collect_nothing_at_exit() -> None:
+    """At interpreter exit, skip the garbage collector's passes over every object still alive (gc.freeze): with
+    torch, torch._dynamo and sklearn loaded they cost 1–2 s per process, a tenth of a small stage's wall time.
+    Only reference cycles alive at exit go uncollected, and the OS frees them with the process (stdout and stderr
+    are still flushed; every output is written and closed before main() returns)."""
+    atexit.register(gc.freeze)
+
+
 def run(main: Callable[[], None]) -> None:
     """Run a stage's main(); every error becomes one line on stderr (exit status 2 for bad input, 1 otherwise),
     never a traceback — unless --debug or LAYA_DEBUG=1 asks for it. The stage exits when its parent dies."""
     debug = "--debug" in sys.argv[1:] or os.environ.get(DEBUG_ENV, "") not in ("", "0")
     exit_with_parent()
+    collect_nothing_at_exit()
     try:
         _report_errors(main, debug)
     finally:

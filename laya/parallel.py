@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 import torch
 
+from laya.cli import collect_nothing_at_exit
 from laya.config import ConfigError
 
 Job = TypeVar("Job")
@@ -66,6 +67,7 @@ def one_thread() -> contextlib.AbstractContextManager[None]:
 
 def _start_worker() -> None:
     torch.set_num_threads(THREADS_PER_RUN)
+    collect_nothing_at_exit()  # the pool's shutdown waits for each worker's exit
 
 
 @contextmanager
