@@ -61,6 +61,7 @@ def peer_failed(err: BaseException) -> bool:
 
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
+DVC_STAGE_ENV = "DVC_STAGE"  # set by `dvc repro` for each stage command (dvc.env.DVC_STAGE)
 
 
 def _terminate(signum, _frame) -> None:
@@ -70,14 +71,19 @@ def _terminate(signum, _frame) -> None:
 def exit_with_parent() -> None:
     """Stop when killed or orphaned: SIGTERM unwinds like an exception (temporary outputs are removed), and on
     Linux the kernel sends SIGTERM when the parent (e.g. a killed `dvc repro`) dies, so no stage runs on as an
-    orphan."""
+    orphan. A parent that died before prctl took effect leaves the stage a child of init: that means orphaned only
+    under `dvc repro` (DVC_STAGE set); a script started by hand may be init's child on purpose (a container's
+    init, setsid, a detached nohup), and runs."""
     signal.signal(signal.SIGTERM, _terminate)
     if sys.platform.startswith("linux"):
         try:
             ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
         except (OSError, AttributeError):
             return
-        if os.getppid() == 1:  # the parent died before prctl took effect
+        stage = os.environ.get(DVC_STAGE_ENV)
+        if stage and os.getppid() == 1:
+            print(f"error: stage {stage}: `dvc repro` exited before the stage started; nothing was written, "
+                  "run dvc repro again", file=sys.stderr)
             raise SystemExit(128 + signal.SIGTERM)
 
 
