@@ -47,8 +47,9 @@ browser:
 repro: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/dvc repro
 
+# one pytest worker per core (pytest-xdist): the smoke run on one, every other test on the rest
 test: setup
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -n auto
 
 bench: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python benchmarks/extract.py

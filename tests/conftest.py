@@ -145,3 +145,9 @@ def extract_command(params: Path, data_path: Path, backbone: Path, out: str | Pa
     params.write_text(yaml.safe_dump({"device": "cpu", "backbones": {"vit": {"arch": "vit"}}, "extract": extract}))
     return [sys.executable, str(REPO / "pipeline" / "extract.py"), "--params", str(params), "--name", "vit",
             "--data", str(data_path), "--backbone", str(backbone), "--out", str(out)]
+
+
+def pytest_collection_modifyitems(items):
+    """The end-to-end smoke run first: under `make test` (pytest -n auto) one worker runs it from the start while
+    the others take every other test, so the suite lasts about as long as the smoke run."""
+    items.sort(key=lambda item: not item.nodeid.startswith("tests/test_end_to_end.py"))
