@@ -16,6 +16,7 @@ from laya.clt.run import frontier_configs
 from laya.config import SECTIONS, ConfigError, from_dict, section
 from laya.data.config import DataConfig
 from laya.depth import DepthConfig
+from laya.device import resolve_device
 from laya.evaluate.config import EvaluateConfig
 from laya.extract.config import ExtractConfig
 from laya.parallel import resolve_workers
@@ -27,9 +28,10 @@ DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?")
 def check_params(params: dict[str, Any], where: str = "params.yaml") -> list[str]:
     """Parse every section of `params` (already read by `load_params`, which refuses unknown sections);
     returns the names of the sections checked. The first problem raises ConfigError naming its key."""
-    device = params.get("device", "auto")
-    if not isinstance(device, str) or not DEVICE.fullmatch(device):
-        raise ConfigError(f"{where}: device: expected auto, cpu, cuda or cuda:<index>, got {device!r}.")
+    name = params.get("device", "auto")
+    if not isinstance(name, str) or not DEVICE.fullmatch(name):
+        raise ConfigError(f"{where}: device: expected auto, cpu, cuda or cuda:<index>, got {name!r}.")
+    device = resolve_device(name)  # CUDA asked for on a machine without it: refused here, before DVC deletes outputs
     resolve_workers(params.get("workers", "auto"))
     from_dict(DataConfig, section(params, "data", where), "data")
     backbones = section(params, "backbones", where)
@@ -37,7 +39,7 @@ def check_params(params: dict[str, Any], where: str = "params.yaml") -> list[str
         raise ConfigError(f"{where}: backbones: expected at least one backbone, e.g. mlp: {{arch: mlp}}.")
     for name in backbones:
         from_dict(BackboneConfig, section(params, f"backbones.{name}", where), f"backbones.{name}")
-    from_dict(ExtractConfig, section(params, "extract", where), "extract")
+    from_dict(ExtractConfig, section(params, "extract", where), "extract").check_device(device)
     heads = HeadsConfig.parse(section(params, "heads", where))
     heads.check_extra(backbones)
     train = from_dict(TrainConfig, section(params, "train", where), "train")

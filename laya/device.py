@@ -17,9 +17,14 @@ def resolve_device(name: str = "auto") -> torch.device:
     if name.startswith("cuda") and not torch.cuda.is_available():
         raise ConfigError(f"device: {name!r} requested but CUDA is not available; use device: auto or cpu.")
     try:
-        return torch.device(name)
+        device = torch.device(name)
     except RuntimeError:
         raise ConfigError(f"device: unknown device {name!r}; valid: auto, cpu, cuda, cuda:<index>.") from None
+    if device.type == "cuda" and device.index is not None and device.index >= torch.cuda.device_count():
+        count = torch.cuda.device_count()
+        raise ConfigError(f"device: {name!r} requested but this machine has {count} CUDA device(s), cuda:0 to "
+                          f"cuda:{count - 1}; use one of them or device: cuda.")
+    return device
 
 
 def device_from_params(params: dict[str, Any]) -> torch.device:

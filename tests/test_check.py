@@ -62,6 +62,19 @@ def test_a_bad_value_anywhere_names_its_key(change, match):
         check_params(_with(change))
 
 
+def test_a_device_this_machine_lacks_is_refused_before_any_stage_runs():
+    """Refused by `check`, not by the first stage that builds a tensor (after DVC deleted that stage's outputs)."""
+    with pytest.raises(ConfigError, match=r"extract.autocast: 'bf16' needs a CUDA device, but the stage runs on cpu"):
+        check_params(_with({"device": "cpu", "extract.autocast": "bf16"}))
+    import torch
+
+    count = torch.cuda.device_count()
+    missing = "cuda" if count == 0 else f"cuda:{count}"
+    expected = "CUDA is not available" if count == 0 else f"this machine has {count} CUDA device"
+    with pytest.raises(ConfigError, match=rf"device: '{missing}' requested but {expected}"):
+        check_params(_with({"device": missing}))
+
+
 def test_the_stage_prints_one_line(tmp_path):
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(_with({"backbones.mlp.model.hidden": []})))
     done = subprocess.run([sys.executable, "pipeline/check.py", "--params", str(tmp_path / "params.yaml")],
