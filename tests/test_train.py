@@ -166,9 +166,11 @@ def _stage(tmp_path, store_path, backbone_sha, params):
 
 def test_train_stage_writes_heads_metrics_and_curves(tmp_path, store_path):
     params = {"device": "cpu", "heads": {"names": ["last", "laya"], "laya": {"tau": 1.0}},
-              "train": {"seeds": [0, 1], "epochs": 3, "batch_size": 64}}
+              "train": {"seeds": [0, 1], "epochs": 3, "batch_size": 64, "ema": 0.99}}
     done = _stage(tmp_path, store_path, "b" * 64, params)
     assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and "train@toy: train.ema 0.99 averages over ~100 steps" in warnings[0], done.stderr
     metrics = json.loads((tmp_path / "m.json").read_text())
     assert set(metrics["accuracy"]) == {"last", "laya"} and "mean" in metrics["macro_f1"]["laya"]
     assert (tmp_path / "heads" / "laya" / "seed0" / "model.safetensors").is_file()
@@ -233,3 +235,17 @@ def test_a_stage_whose_parent_is_killed_exits_and_leaves_no_temporary_output(tmp
     else:
         pytest.fail("the stage kept running after its parent was killed")
     assert not list(tmp_path.glob(".heads.tmp-*")) and not (tmp_path / "heads").exists()
+
+
+@pytest.mark.parametrize("ema, epochs, samples, warned", [
+    (0.0, 2, 400, None),
+    (0.999, 2, 400, "2 epochs of 400 samples are 4 steps: 100% of the kept weights stay those of the first step"),
+    (0.9, 2, 400, "4 steps: 73% of the kept weights"),  # 0.9³
+    (0.9, 10, 400, None),  # 0.9¹⁹ = 0.14
+    (0.999, 60, 54000, None),  # the default mlp: 12,720 steps
+])
+def test_a_moving_average_too_long_for_the_run_is_named(ema, epochs, samples, warned):
+    from laya.train.loop import short_average_warning
+
+    found = short_average_warning(TrainConfig(epochs=epochs, batch_size=256, ema=ema), samples, "train@mlp")
+    assert found == warned if warned is None else warned in found and found.startswith("warning: train@mlp: ")

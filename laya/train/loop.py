@@ -114,6 +114,21 @@ def moving_average(head: LayerHead, decay: float) -> AveragedModel | None:
     return AveragedModel(head, multi_avg_fn=get_ema_multi_avg_fn(decay)) if decay > 0 else None
 
 
+def short_average_warning(cfg: TrainConfig, train_samples: int, who: str) -> str | None:
+    """A one-line warning when the moving average cannot forget its start: after S steps (epochs × batches) the
+    first step's weights keep a share decay^(S − 1) of it; above one half, the kept head is mostly untrained.
+    None when cfg.ema is 0 or the run is long enough."""
+    if cfg.ema == 0:
+        return None
+    steps = cfg.epochs * -(-train_samples // cfg.batch_size)
+    share = cfg.ema ** (steps - 1)
+    if share <= 0.5:
+        return None
+    return (f"warning: {who}: train.ema {cfg.ema} averages over ~{1 / (1 - cfg.ema):.0f} steps, but {cfg.epochs} "
+            f"epochs of {train_samples} samples are {steps} steps: {share:.0%} of the kept weights stay those of "
+            f"the first step; lower train.ema (0 = off) for runs this short")
+
+
 def fit_head(head: LayerHead, store: FeatureStore, cfg: TrainConfig, layers: list[int], seed: int,
              device: torch.device | str = "cpu", desc: str = "train") -> FitResult:
     """Train `head` in place; on return it holds the weights (their moving average when cfg.ema > 0) of the epoch

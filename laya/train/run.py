@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -16,7 +17,7 @@ from laya.io import atomic_path, require_free_space, write_json
 from laya.parallel import run_jobs
 from laya.store import FeatureStore
 from laya.train.config import HeadsConfig, TrainConfig
-from laya.train.loop import fit_head, predict
+from laya.train.loop import fit_head, predict, short_average_warning
 
 CURVE_FIELDS = ("epoch", "train_loss", "train_acc", "val_loss", "val_acc")
 
@@ -86,6 +87,9 @@ def train_units(units: list[tuple[FeatureStore, list[int]]], heads: HeadsConfig,
         require_free_space(out_dir.parent, weights + (1 << 20) * len(heads.names) * len(seeds),
                            f"train@{store.info.backbone} ({len(heads.names)} heads × {len(seeds)} seeds)",
                            "free space first")
+        warning = short_average_warning(cfg, store.num_samples("train"), f"train@{store.info.backbone}")
+        if warning:
+            print(warning, file=sys.stderr)
         store.keep_in_memory(cfg.memory_mb << 20)
         means = layer_means(store, "train", layers)
         runs += [HeadRun(store, name, seed, heads.config(name), layers, means, cfg, out_dir, str(device))
