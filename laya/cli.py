@@ -68,6 +68,18 @@ def _terminate(signum, _frame) -> None:
     raise SystemExit(128 + signum)  # unwinds: atomic_path deletes what was under construction
 
 
+def die_with_parent() -> bool:
+    """Ask Linux to send this process SIGTERM when its parent dies (prctl PR_SET_PDEATHSIG); False where that
+    cannot be asked (another OS)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        return False
+    return True
+
+
 def exit_with_parent() -> None:
     """Stop when killed or orphaned: SIGTERM unwinds like an exception (temporary outputs are removed), and on
     Linux the kernel sends SIGTERM when the parent (e.g. a killed `dvc repro`) dies, so no stage runs on as an
@@ -75,11 +87,7 @@ def exit_with_parent() -> None:
     under `dvc repro` (DVC_STAGE set); a script started by hand may be init's child on purpose (a container's
     init, setsid, a detached nohup), and runs."""
     signal.signal(signal.SIGTERM, _terminate)
-    if sys.platform.startswith("linux"):
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-        except (OSError, AttributeError):
-            return
+    if die_with_parent():
         stage = os.environ.get(DVC_STAGE_ENV)
         if stage and os.getppid() == 1:
             print(f"error: stage {stage}: `dvc repro` exited before the stage started; nothing was written, "

@@ -14,13 +14,13 @@ import contextlib
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import torch
 
-from laya.cli import collect_nothing_at_exit
+from laya.cli import collect_nothing_at_exit, die_with_parent
 from laya.config import ConfigError
 
 Job = TypeVar("Job")
@@ -67,6 +67,7 @@ def one_thread() -> contextlib.AbstractContextManager[None]:
 
 def _start_worker() -> None:
     torch.set_num_threads(THREADS_PER_RUN)
+    die_with_parent()  # a stage killed with SIGKILL leaves no worker running on
     collect_nothing_at_exit()  # the pool's shutdown waits for each worker's exit
 
 
@@ -90,16 +91,28 @@ def run_jobs(fn: Callable[[Job], Result], jobs: Sequence[Job], workers: int = 1,
     """[fn(job) for job in jobs], computed by min(workers, len(jobs)) processes of one torch thread each, results
     in job order. `cost`: a job's expected cost; the costliest start first, so that no long run is left alone at
     the end. `fn` must be a module-level function and every job picklable (a FeatureStore pickles as its path).
-    An error in a run is raised here, as raised there."""
+    The first error in a run is raised here, as raised there, as soon as it happens. An error, Ctrl-C or SIGTERM
+    stops the other runs at once (their workers are terminated: what they wrote is under the stage's temporary
+    names, which unwinding removes) instead of waiting for every queued run to finish."""
     workers = min(workers, len(jobs))
     if workers <= 1:
         with one_thread():
             return [fn(job) for job in jobs]
     order = sorted(range(len(jobs)), key=lambda i: -cost(jobs[i])) if cost is not None else list(range(len(jobs)))
     results: list = [None] * len(jobs)
+    before = set(multiprocessing.active_children())
     # spawn: a fresh interpreter per worker (fork after torch has started its threads can deadlock)
-    with _quiet_bars(), ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                                            initializer=_start_worker) as pool:
-        for i, result in zip(order, pool.map(fn, [jobs[i] for i in order])):
-            results[i] = result
+    with _quiet_bars():
+        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=_start_worker)
+        try:
+            futures = {pool.submit(fn, jobs[i]): i for i in order}
+            for future in as_completed(futures):  # the first error as it happens, not after the runs before it
+                results[futures[future]] = future.result()
+        except BaseException:
+            for worker in set(multiprocessing.active_children()) - before:  # this pool's workers
+                worker.terminate()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
     return results

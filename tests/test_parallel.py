@@ -71,6 +71,74 @@ def test_an_error_in_a_worker_is_raised_as_raised_there():
     assert run_jobs(int, ["1", "2", "3"], workers=2, cost=int) == [1, 2, 3]  # costliest first, results in order
 
 
+def test_an_error_stops_the_other_runs_at_once():
+    """time.sleep("x") fails at once beside a run of a minute: raised without waiting for it, its worker gone."""
+    import multiprocessing
+    import time
+
+    started = time.monotonic()
+    with pytest.raises(TypeError):
+        run_jobs(time.sleep, [60, "x", 60], workers=2)
+    assert time.monotonic() - started < 30 and multiprocessing.active_children() == []
+
+
+STAGE = """
+import os, sys, time
+from pathlib import Path
+from laya.cli import run
+from laya.parallel import run_jobs
+
+def job(seconds):
+    Path(sys.argv[1], str(os.getpid())).touch()
+    time.sleep(seconds)
+
+if __name__ == "__main__":
+    run(lambda: run_jobs(job, [60, 60, 60], workers=2))
+"""
+
+
+def _gone(pid: int) -> bool:
+    import os
+
+    return not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm", "sigkill"])
+def test_a_stopped_stage_leaves_no_worker_running(tmp_path, how):
+    """Ctrl-C (SIGINT to the whole group), SIGTERM (what a killed `dvc repro` sends, PR_SET_PDEATHSIG) or SIGKILL
+    of the stage: its workers stop within seconds, not after their minute-long runs."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import REPO
+
+    script, pids = tmp_path / "stage.py", tmp_path / "pids"
+    script.write_text(STAGE)
+    pids.mkdir()
+    stage = subprocess.Popen([sys.executable, str(script), str(pids)], cwd=REPO, start_new_session=True,
+                             stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 60
+    while len(list(pids.iterdir())) < 2 and time.monotonic() < deadline:  # both workers are in a run
+        time.sleep(0.05)
+    workers = [int(p.name) for p in pids.iterdir()]
+    assert len(workers) == 2, stage.stderr.read() if stage.poll() is not None else "the workers never started"
+    stopped = time.monotonic()
+    if how == "ctrl-c":
+        os.killpg(stage.pid, signal.SIGINT)
+    else:
+        stage.send_signal(signal.SIGTERM if how == "sigterm" else signal.SIGKILL)
+    stage.wait(timeout=30)
+    while not all(map(_gone, workers)) and time.monotonic() - stopped < 30:
+        time.sleep(0.05)
+    assert all(map(_gone, workers)) and time.monotonic() - stopped < 30, how
+    assert stage.returncode == {"ctrl-c": 130, "sigterm": 143, "sigkill": -9}[how], stage.stderr.read()
+
+
 @pytest.mark.parametrize("value", [0, -1, "two", 1.5, True, None])
 def test_workers_refuses_bad_values(value):
     with pytest.raises(ConfigError, match=r"workers: expected auto or an integer ≥ 1 .* fix it in params.yaml"):
