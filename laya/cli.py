@@ -126,7 +126,8 @@ def _report_errors(main: Callable[[], None], debug: bool) -> None:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
     except KeyboardInterrupt:
-        print("interrupted: nothing was written under a final name; rerun to resume.", file=sys.stderr)
+        if os.environ.get("RANK", "0") == "0":  # Ctrl-C reaches every rank of a torchrun job: one line for all
+            print("interrupted: nothing was written under a final name; rerun to resume.", file=sys.stderr)
         sys.exit(130)
     except Exception as err:  # noqa: BLE001 — the last line of defence: one line, never a traceback
         if debug:

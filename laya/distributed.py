@@ -87,16 +87,22 @@ def launch(procs: int, argv: list[str], what: str) -> None:
     agent, as `torchrun --standalone --nproc-per-node procs argv…` would) and wait for them.
 
     A rank that stops on an error prints its own one line (laya.cli.run) and this process exits with its status;
-    the agent's log is kept quiet; a rank killed otherwise (a signal) is named in one line with how to resume."""
+    the agent's log is kept quiet; a rank killed otherwise (a signal) is named in one line with how to resume.
+    Ctrl-C or SIGTERM of this process stops the ranks and exits with 130 / 143, as a stage does."""
+    from torch.distributed.elastic.multiprocessing.api import SignalException
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.launcher.api import LaunchConfig, elastic_launch
 
-    logging.getLogger("torch.distributed.elastic").setLevel(logging.CRITICAL)
+    for name in [n for n in logging.root.manager.loggerDict if n.startswith("torch.distributed.elastic")]:
+        logging.getLogger(name).setLevel(logging.CRITICAL)  # each module's logger has its own level (WARNING)
     config = LaunchConfig(min_nodes=1, max_nodes=1, nproc_per_node=procs, run_id=uuid.uuid4().hex,
                           rdzv_backend="c10d", rdzv_endpoint="localhost:0", max_restarts=0, monitor_interval=0.1)
     os.environ.setdefault("OMP_NUM_THREADS", "1")  # one compute thread per rank, as torchrun sets it
     try:
         elastic_launch(config, sys.executable)(*argv)
+    except SignalException as err:  # Ctrl-C or SIGTERM reached the agent, which has stopped the ranks
+        # quietly, as laya.cli.run exits on these: rank 0 has said "interrupted" (Ctrl-C reaches every process)
+        raise SystemExit(128 + err.sigval) from None
     except ChildFailedError as err:
         failures = sorted(err.failures.items())
         said = [f for _, f in failures if f.exitcode in (1, 2)]

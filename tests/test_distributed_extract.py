@@ -4,6 +4,7 @@ is killed, and one clear line for what cannot work."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import time
@@ -91,6 +92,37 @@ def test_a_killed_rank_is_named_and_the_rerun_resumes_to_the_same_store(setup):
     assert resumed.returncode == 0, resumed.stderr
     assert "resumed" in resumed.stdout
     assert _tree_bytes(out) == _tree_bytes(reference)
+
+
+@pytest.mark.parametrize("how, status, said", [
+    ("ctrl-c", 130, ["interrupted: nothing was written under a final name; rerun to resume."]),
+    ("sigterm", 143, []),  # what a killed `dvc repro` sends the stage (PR_SET_PDEATHSIG): quiet, as any stage
+])
+def test_a_stopped_launcher_stops_its_ranks_in_one_line(setup, how, status, said):
+    """Ctrl-C (SIGINT to the whole process group: the launcher and every rank) or SIGTERM of the stage: the
+    ranks stop, the exit status is the signal's, and only rank 0 speaks — no agent log, no traceback."""
+    tmp, data_path, backbone, _ = setup
+    out = tmp / f"stopped-{how}" / "vit.zarr"
+    markers = out.parent / ".partial" / "vit.zarr.progress"
+    launcher = subprocess.Popen(_command(tmp, data_path, backbone, out, procs=2, batch_size=1),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.time() + 120
+    while time.time() < deadline and launcher.poll() is None:
+        if markers.is_dir() and any(p.name.startswith("train.") for p in markers.iterdir()):
+            break
+        time.sleep(0.01)
+    ranks = _children(launcher.pid)
+    assert launcher.poll() is None and len(ranks) == 2, "finished before it could be stopped; enlarge the work"
+    if how == "ctrl-c":
+        os.killpg(launcher.pid, signal.SIGINT)
+    else:
+        launcher.send_signal(signal.SIGTERM)
+    _, stderr = launcher.communicate(timeout=60)
+    lines = [line for line in re.sub(r"extract@vit rank \d of 2:[^\r\n]*?img/s\]", "", stderr).splitlines()
+             if line.strip()]  # what was said, without rank 0's progress bar
+    assert launcher.returncode == status and lines == said, stderr
+    assert not any(os.path.exists(f"/proc/{rank}") for rank in ranks) and not out.exists()
 
 
 @pytest.mark.parametrize("extract, device, message", [
