@@ -61,6 +61,16 @@ def _children(pid: int) -> list[int]:
     return kids
 
 
+def _ranks_writing(launcher: subprocess.Popen, markers: Path) -> list[int]:
+    """The launcher's rank processes, once a first training shard is written (or the launcher has ended)."""
+    deadline = time.time() + 120
+    while time.time() < deadline and launcher.poll() is None:
+        if markers.is_dir() and any(p.name.startswith("train.") for p in markers.iterdir()):
+            break
+        time.sleep(0.01)
+    return _children(launcher.pid)
+
+
 def test_a_killed_rank_is_named_and_the_rerun_resumes_to_the_same_store(setup):
     tmp, data_path, backbone, _ = setup
     slow = {"batch_size": 1}  # many small batches, so a rank can be killed mid-way
@@ -71,12 +81,7 @@ def test_a_killed_rank_is_named_and_the_rerun_resumes_to_the_same_store(setup):
     markers = out.parent / ".partial" / "vit.zarr.progress"
     launcher = subprocess.Popen(_command(tmp, data_path, backbone, out, procs=2, **slow), stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 120
-    while time.time() < deadline and launcher.poll() is None:
-        if markers.is_dir() and any(p.name.startswith("train.") for p in markers.iterdir()):
-            break
-        time.sleep(0.01)
-    ranks = _children(launcher.pid)
+    ranks = _ranks_writing(launcher, markers)
     assert launcher.poll() is None and len(ranks) == 2, "finished before a rank could be killed; enlarge the work"
     os.kill(ranks[1], signal.SIGKILL)
     finished = sum(1 for p in markers.iterdir() if p.name != "spec.json")
@@ -107,12 +112,7 @@ def test_a_stopped_launcher_stops_its_ranks_in_one_line(setup, how, status, said
     launcher = subprocess.Popen(_command(tmp, data_path, backbone, out, procs=2, batch_size=1),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.time() + 120
-    while time.time() < deadline and launcher.poll() is None:
-        if markers.is_dir() and any(p.name.startswith("train.") for p in markers.iterdir()):
-            break
-        time.sleep(0.01)
-    ranks = _children(launcher.pid)
+    ranks = _ranks_writing(launcher, markers)
     assert launcher.poll() is None and len(ranks) == 2, "finished before it could be stopped; enlarge the work"
     if how == "ctrl-c":
         os.killpg(launcher.pid, signal.SIGINT)
