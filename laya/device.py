@@ -20,8 +20,8 @@ def resolve_device(name: str = "auto") -> torch.device:
         device = torch.device(name)
     except RuntimeError:
         raise ConfigError(f"device: unknown device {name!r}; valid: auto, cpu, cuda, cuda:<index>.") from None
-    if device.type == "cuda" and device.index is not None and device.index >= torch.cuda.device_count():
-        count = torch.cuda.device_count()
+    count = torch.cuda.device_count() if device.type == "cuda" else 0
+    if device.index is not None and device.type == "cuda" and device.index >= count:
         raise ConfigError(f"device: {name!r} requested but this machine has {count} CUDA device(s), cuda:0 to "
                           f"cuda:{count - 1}; use one of them or device: cuda.")
     return device
