@@ -23,10 +23,11 @@ import torch
 from laya.backbones import load_backbone
 from laya.clt import CLTConfig, CrossLayerTranscoder, load_tokens
 from laya.clt.fit import clt_loss
-from laya.config import from_dict, load_params, section
+from laya.config import from_dict, section
 from laya.data import PreparedData
 from laya.extract import LayerTap
 from laya.images import Preprocess
+from laya.params import load_params
 from laya.store import FeatureStore
 
 REPO = Path(__file__).resolve().parents[1]

@@ -35,11 +35,12 @@ import torch
 
 import laya
 from laya.backbones import BackboneCard, BackboneConfig, build_model, load_backbone, save_backbone
-from laya.config import from_dict, load_params, section
+from laya.config import from_dict, section
 from laya.data import DataConfig, PreparedData, RawDataset, write_prepared
 from laya.data.fashion_mnist import load_fashion_mnist
 from laya.extract import ExtractConfig, LayerTap, extract_features
 from laya.parallel import one_thread
+from laya.params import load_params
 
 REPO = Path(__file__).resolve().parents[1]
 

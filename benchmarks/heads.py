@@ -44,12 +44,13 @@ from torch.utils.flop_counter import FlopCounterMode
 
 import laya
 from laya.backbones import BackboneCard, BackboneConfig, build_model, load_backbone, save_backbone
-from laya.config import from_dict, load_params, section
+from laya.config import from_dict, section
 from laya.data import PreparedData
 from laya.extract import LayerTap
 from laya.heads import build
 from laya.images import Preprocess
 from laya.parallel import THREADS_PER_RUN, torch_threads
+from laya.params import load_params
 from laya.store import FeatureStore
 from laya.train import HeadsConfig, TrainConfig, moving_average, train_epoch
 from laya.train.loop import adam

@@ -41,9 +41,10 @@ import zarr
 from torch import nn
 
 from laya import shard_files
-from laya.config import from_dict, load_params, section
+from laya.config import from_dict, section
 from laya.heads import build
 from laya.parallel import one_thread
+from laya.params import load_params
 from laya.shard_files import write_rows
 from laya.shards import ShardPlan
 from laya.store import FeatureStore

@@ -11,8 +11,7 @@ import re
 from typing import Any
 
 from laya.backbones.config import BackboneConfig
-from laya.clt.config import CLTConfig, FrontierConfig
-from laya.clt.run import frontier_configs
+from laya.clt.config import CLTConfig, FrontierConfig, frontier_configs
 from laya.config import SECTIONS, ConfigError, from_dict, section
 from laya.data.config import DataConfig
 from laya.depth import DepthConfig

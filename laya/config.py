@@ -9,10 +9,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from pathlib import Path
 from typing import Any
-
-import yaml
 
 SPLITS = ("train", "val", "test")  # every prepared dataset and feature store has these three
 # the top-level sections of params.yaml; anything else is a typo that would otherwise be silently ignored
@@ -22,28 +19,6 @@ SECTIONS = ("device", "workers", "storage", "data", "backbones", "extract", "hea
 
 class ConfigError(ValueError):
     """A user-facing configuration or input error: says what is wrong, what was expected, and the fix."""
-
-
-def load_params(path: str | Path) -> dict[str, Any]:
-    """Read params.yaml (or any YAML mapping) with a clear error when it is missing or malformed; its `storage`
-    section (fsspec options per protocol, laya.location) becomes this process's fsspec defaults."""
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"{path}: params file not found; expected a YAML file (run from the repo root).")
-    try:
-        params = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: not valid YAML ({err}); fix the syntax.") from None
-    if not isinstance(params, dict):
-        raise ConfigError(f"{path}: expected a mapping of sections at top level, got {type(params).__name__}.")
-    unknown = sorted(set(params) - set(SECTIONS))
-    if unknown:
-        raise ConfigError(f"{path}: unknown top-level section(s) {unknown}; valid: {list(SECTIONS)} (a typo? "
-                          f"rename or remove it).")
-    from laya.location import configure_storage  # laya.location needs ConfigError from this module
-
-    configure_storage(params)
-    return params
 
 
 def section(params: dict[str, Any], dotted: str, where: str = "params.yaml") -> dict[str, Any]:

@@ -20,8 +20,8 @@ from typing import TypeVar
 import torch
 import torch.distributed as dist
 
-from laya.cli import PEER_FAILED
 from laya.config import ConfigError
+from laya.process import PEER_FAILED
 
 Item = TypeVar("Item")
 TIMEOUT = timedelta(hours=2)  # how long a rank waits at a barrier for the slowest one (a shard can take minutes)
@@ -108,7 +108,7 @@ def launch(procs: int, argv: list[str], what: str) -> None:
         said = [f for _, f in failures if f.exitcode in (1, 2)]
         if said:  # a rank stopped on an error and said why in one line (laya.cli.run)
             raise SystemExit(said[0].exitcode) from None
-        # the cause, not a rank that stopped because its peer died (laya.cli.PEER_FAILED) or because the agent
+        # the cause, not a rank that stopped because its peer died (laya.process.PEER_FAILED) or because the agent
         # then stopped it (SIGTERM: -15, or 143 through laya.cli): those last, other signals first
         stopped = (PEER_FAILED, -signal.SIGTERM, 128 + signal.SIGTERM)
         rank, failure = min(failures, key=lambda rf: (rf[1].exitcode in stopped, rf[1].exitcode >= 0, rf[0]))

@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from laya.config import ConfigError
+
 
 def sha256_file(path: str | Path, block: int = 1 << 20) -> str:
     """Hex SHA-256 of a file's bytes, read in 1 MiB blocks."""
@@ -75,8 +77,6 @@ def staged(*finals: str | Path) -> Iterator[tuple[Path, ...]]:
 
 def require_free_space(folder: str | Path, needed: int, what: str, fix: str) -> None:
     """Refuse, before long work, when the file system holding `folder` has less than `needed` bytes free."""
-    from laya.config import ConfigError
-
     folder = Path(folder)
     probe = next((p for p in (folder, *folder.parents) if p.exists()), Path("."))
     free = shutil.disk_usage(probe).free
@@ -133,8 +133,6 @@ def write_json(path: str | Path, payload: Any) -> None:
 
 def read_json(path: str | Path, what: str = "file") -> Any:
     """Read JSON with a one-line error naming the file when it is missing or malformed."""
-    from laya.config import ConfigError
-
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: {what} not found; run the stage that writes it (e.g. `dvc repro`).")

@@ -3,9 +3,9 @@ worker processes: params `workers: auto | N`.
 
 Every run computes with exactly one torch intra-op thread, whether it runs in this process (workers: 1) or in
 one of N spawned workers. Float sums split over threads round differently, so a fixed thread count per run is
-what makes a result the same bits for any `workers` and on any number of cores (tests/test_parallel.py). The
-small heads and backbones here use a second thread poorly (1.2× one thread on this 2-core machine) and a
-second single-thread run well (1.5×), so on CPU the default is one worker per core.
+what makes a result the same bits for any `workers` and on any number of cores (tests/test_parallel.py). Small
+heads and backbones gain less from a second thread than from a second single-thread run, so on CPU the default
+is one worker per core.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Any, TypeVar
 
 import torch
 
-from laya.cli import collect_nothing_at_exit, die_with_parent
 from laya.config import ConfigError
+from laya.process import collect_nothing_at_exit, die_with_parent
 
 Job = TypeVar("Job")
 Result = TypeVar("Result")

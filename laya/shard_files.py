@@ -2,8 +2,8 @@
 
 `write_rows`: a whole shard in one pass — the bytes zarr-python writes for the same rows, without its work per
 chunk (an event loop task per chunk, a fill-value buffer per chunk, reading the shard file it is about to
-replace, joining the chunks into one more buffer): several times its MB/s (benchmarks/store.py), and these
-writes are what extraction adds to the forward pass.
+replace, joining the chunks into one more buffer); benchmarks/store.py compares the two. These writes are what
+extraction adds to the forward pass.
 `read_rows`: rows of an uncompressed array (extract.codec none) copied from the shard files into the result
 with one read per shard, after checking the shard's index (its crc32c, every chunk where the layout puts it).
 

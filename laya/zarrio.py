@@ -60,8 +60,8 @@ def create_sample_array(group: zarr.Group, name: str, plan: ShardPlan, row_shape
 
 def read_fast(array: zarr.Array) -> zarr.Array:
     """`array`, its reads decoded by zarrs (the Rust zarrs crate's codec pipeline for zarr-python: a selection's
-    chunks fetched and decoded on a thread pool, several times zarr-python's own pipeline here — benchmarks/
-    store.py) when it lies on a local disk; unchanged elsewhere (zarrs reads no fsspec store but HTTP). Same
+    chunks fetched and decoded on a thread pool; benchmarks/store.py compares it with zarr-python's own pipeline)
+    when it lies on a local disk; unchanged elsewhere (zarrs reads no fsspec store but HTTP). Same
     values either way. Only for arrays opened to read: zarrs writes other (equally valid) shard bytes than the
     ones a store's dvc.lock records.
 

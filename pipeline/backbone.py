@@ -17,11 +17,12 @@ import numpy as np
 
 from laya.backbones import BackboneConfig
 from laya.cli import parser, run
-from laya.config import from_dict, load_params, section
+from laya.config import from_dict, section
 from laya.data import PreparedData
 from laya.device import device_from_params
 from laya.io import staged, write_json
 from laya.parallel import workers_from_params
+from laya.params import load_params
 from laya.protocols.create import create_protocol
 
 

@@ -11,8 +11,8 @@ by itself rerun anything downstream.
 
 from laya.check import check_params
 from laya.cli import parser, run
-from laya.config import load_params
 from laya.io import atomic_path
+from laya.params import load_params
 
 STAMP = ("params.yaml passed `check`; the other stages depend on this file so that a bad params.yaml stops "
          "before DVC deletes their outputs\n")

@@ -14,9 +14,10 @@ from laya.cli import parser, run
 from laya.clt import CLTConfig
 from laya.clt.asymmetry import asymmetry, describe_asymmetry
 from laya.clt.run import reconstruction, test_tokens, train_clt
-from laya.config import from_dict, load_params, section
+from laya.config import from_dict, section
 from laya.device import device_from_params
 from laya.io import write_json
+from laya.params import load_params
 from laya.store import FeatureStore
 
 

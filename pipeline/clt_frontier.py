@@ -18,12 +18,14 @@ import pandas as pd
 from laya import plots
 from laya.cli import parser, run
 from laya.clt import CLTConfig, FrontierConfig
+from laya.clt.config import frontier_configs
 from laya.clt.frontier import FrontierPoint, fit_point, label, release
-from laya.clt.run import ViTCache, frontier_configs, replaced_accuracy
-from laya.config import from_dict, load_params, section
+from laya.clt.run import ViTCache, replaced_accuracy
+from laya.config import from_dict, section
 from laya.device import device_from_params
 from laya.io import staged, write_json
 from laya.parallel import run_jobs, workers_from_params
+from laya.params import load_params
 
 
 def main() -> None:

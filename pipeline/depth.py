@@ -15,12 +15,13 @@ import time
 
 from laya.backbones import BackboneCard
 from laya.cli import parser, run
-from laya.config import from_dict, load_params, section
+from laya.config import from_dict, section
 from laya.depth import DepthConfig
 from laya.depth.figures import early_exit_figure, pruning_figure
 from laya.depth.run import backbone_flops, depth_uses
 from laya.io import staged, write_json
 from laya.parallel import workers_from_params
+from laya.params import load_params
 from laya.store import FeatureStore
 from laya.train import HeadsConfig, TrainConfig
 

@@ -21,13 +21,14 @@ from pathlib import Path
 
 from laya.backbones import BackboneConfig
 from laya.cli import parser, run
-from laya.config import from_dict, load_params, section
+from laya.config import from_dict, section
 from laya.data import PreparedData
 from laya.device import device_from_params
 from laya.evaluate import EvaluateConfig
 from laya.evaluate.stage import LiveSources, evaluate_backbone, for_trained, trained_seeds, write_outcome
 from laya.io import write_json
 from laya.parallel import workers_from_params
+from laya.params import load_params
 from laya.protocols import head_data, units
 from laya.store import FeatureStore
 

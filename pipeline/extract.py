@@ -21,8 +21,8 @@ from pathlib import Path
 import zarr
 
 from laya.backbones import BackboneConfig, load_backbone
-from laya.cli import parser, run, under_torchrun
-from laya.config import ConfigError, from_dict, load_params, section
+from laya.cli import parser, run
+from laya.config import ConfigError, from_dict, section
 from laya.data import SPLITS, PreparedData
 from laya.device import device_from_params
 from laya.distributed import Ranks, launch
@@ -30,6 +30,8 @@ from laya.extract import ExtractConfig, extract_features
 from laya.extract.plan import check_world, resolve_procs
 from laya.io import human_bytes, staged
 from laya.location import Location, is_url
+from laya.params import load_params
+from laya.process import under_torchrun
 from laya.protocols import head_data, units
 from laya.store import FeatureStore
 

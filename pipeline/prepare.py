@@ -10,9 +10,10 @@ import time
 from pathlib import Path
 
 from laya.cli import parser, run
-from laya.config import from_dict, load_params, section
+from laya.config import from_dict, section
 from laya.data import DataConfig, prepare
 from laya.io import human_bytes
+from laya.params import load_params
 
 
 def main() -> None:

@@ -13,9 +13,10 @@ figure inline. Reads params `data.name` (headings), `backbones` (which, in which
 from pathlib import Path
 
 from laya.cli import parser, run
-from laya.config import load_params, section
+from laya.config import section
 from laya.data import dataset_title
 from laya.io import staged, write_json
+from laya.params import load_params
 from laya.report import (
     ReportInputs,
     backbone_headline,

@@ -13,20 +13,21 @@ destroyed head (laya.sanity).
 
 import time
 
-from laya.ablation import layer_means
 from laya.backbones import BackboneConfig
 from laya.cli import parser, run
-from laya.config import ConfigError, from_dict, load_params, section
+from laya.config import ConfigError, from_dict, section
 from laya.device import device_from_params
 from laya.evaluate import EvaluateConfig
-from laya.evaluate.stage import load_heads, trained_heads, trained_seeds
 from laya.io import staged, write_json
 from laya.parallel import run_jobs, workers_from_params
+from laya.params import load_params
 from laya.protocols import units
 from laya.sanity.figure import sanity_figure
 from laya.sanity.run import SanityRun, check_run
+from laya.statistics import layer_means
 from laya.store import FeatureStore
 from laya.train import TrainConfig
+from laya.trained import load_heads, trained_heads, trained_seeds
 
 
 def main() -> None:
@@ -50,7 +51,7 @@ def main() -> None:
         raise ConfigError(f"evaluate.sanity.heads: none of {cfg.heads} was trained for {args.name} (trained: "
                           f"{made}); add one of them to heads.names.")
     store, seed = next((FeatureStore.open(unit.path(args.features)), seeds[0]) for unit in units(bb, key)
-                       if (seeds := trained_seeds(evaluate, args.heads, unit.seeds)))
+                       if (seeds := trained_seeds(evaluate.seeds, args.heads, evaluate.heads[0], unit.seeds)))
     loaded, _, layers = load_heads(args.heads, heads, seed, store, args.name)
     means = layer_means(store, "train", layers)
     device = device_from_params(params)

@@ -17,11 +17,13 @@ from pathlib import Path
 
 from laya.backbones import BackboneCard, BackboneConfig
 from laya.cli import parser, run
-from laya.config import from_dict, load_params, section
+from laya.config import from_dict, section
 from laya.device import device_from_params
+from laya.heads import JOINT_HEAD
 from laya.io import staged, write_json
 from laya.parallel import workers_from_params
-from laya.protocols import JOINT_HEAD, units
+from laya.params import load_params
+from laya.protocols import units
 from laya.store import FeatureStore
 from laya.train import HeadsConfig, TrainConfig, summarise, train_units, write_curves
 from laya.train.joint import adopt_joint_head

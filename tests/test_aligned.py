@@ -5,8 +5,9 @@ import pytest
 import torch
 
 from conftest import write_feature_store
-from laya.ablation import ablation_values, layer_means, leave_one_out
+from laya.ablation import ablation_values, leave_one_out
 from laya.heads import build, load, save
+from laya.statistics import layer_means
 from laya.store import FeatureStore
 from laya.train import HeadsConfig, TrainConfig, train_heads
 

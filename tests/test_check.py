@@ -9,7 +9,8 @@ import yaml
 
 from conftest import REPO
 from laya.check import check_params
-from laya.config import ConfigError, load_params
+from laya.config import ConfigError
+from laya.params import load_params
 
 PARAMS = load_params(REPO / "params.yaml")
 

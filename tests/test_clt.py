@@ -230,9 +230,8 @@ def test_dense_features_are_those_firing_on_more_than_a_tenth_of_the_tokens():
 
 
 def test_the_frontier_sweeps_each_baseline_over_the_clts_grid():
-    from laya.clt.config import FrontierConfig
+    from laya.clt.config import FrontierConfig, frontier_configs
     from laya.clt.frontier import label
-    from laya.clt.run import frontier_configs
 
     configs = frontier_configs(CLTConfig(), ["relu_topk", "jumprelu"], [4, 16], [0.01], 1, 100,
                                {"transcoder": ["relu_topk"], "sae": ["relu_topk", "jumprelu"]})

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from conftest import write_idx
+from conftest import needs, write_idx
 from laya.config import ConfigError
 from laya.data import fashion_mnist as fm
 
@@ -59,8 +59,8 @@ def test_no_local_copy_and_download_off_says_how_to_fix(tmp_path, monkeypatch):
         fm.load_fashion_mnist(None, tmp_path / "dl", allow_download=False)
 
 
-@pytest.mark.skipif(not (fm.DEBIAN_ROOT / "train-labels-idx1-ubyte.gz").is_file(),
-                    reason="Debian's dataset-fashion-mnist is not installed (make setup installs it)")
+@needs((fm.DEBIAN_ROOT / "train-labels-idx1-ubyte.gz").is_file(),
+       f"Debian's dataset-fashion-mnist under {fm.DEBIAN_ROOT} (make setup installs it)")
 def test_real_debian_copy_verifies_and_matches_known_facts(tmp_path):
     raw = fm.load_fashion_mnist(None, tmp_path / "dl", allow_download=False)
     assert raw.train_images.shape == (60000, 28, 28, 1) and raw.test_images.shape == (10000, 28, 28, 1)

@@ -22,10 +22,11 @@ from laya.evaluate import (
     spearman_rows,
 )
 from laya.evaluate.explain import confidence_level, explanations, load_schema, validate
-from laya.evaluate.run import depth_patterns, evaluate_heads, layer_means, metrics, summarise_seeds, timings
-from laya.evaluate.stage import load_heads
+from laya.evaluate.run import depth_patterns, evaluate_heads, metrics, summarise_seeds, timings
 from laya.heads import LayerHead, build
+from laya.statistics import layer_means
 from laya.train import HeadsConfig, TrainConfig, train_heads
+from laya.trained import load_heads
 
 
 class ReadsOneLayer(LayerHead):

@@ -17,9 +17,10 @@ import yaml
 
 from conftest import extract_command, vit_extraction_inputs
 from laya.backbones import load_backbone
-from laya.config import ConfigError, load_params
+from laya.config import ConfigError
 from laya.data import PreparedData
 from laya.extract import ExtractConfig, extract_features
+from laya.params import load_params
 from laya.store import FeatureStore
 
 EXTRACT = {"batch_size": 8, "shard_size": 32, "patch_tokens": 3, "mlp_io": True}

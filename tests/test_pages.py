@@ -7,12 +7,12 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 from PIL import Image
 
-REPO = Path(__file__).resolve().parents[1]
+from conftest import REPO, needs
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium missing: `make setup` installs Debian's package")
+pytestmark = needs(CHROMIUM is not None, "chromium (`make setup` installs Debian's package)")
 
 
 def screenshot(page: Path, out: Path, height: int = 2400) -> np.ndarray:

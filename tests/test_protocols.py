@@ -9,11 +9,12 @@ from conftest import TINY_BACKBONES, tiny_card
 from laya import FeatureStore
 from laya.backbones import load_backbone, save_backbone
 from laya.backbones.build import build_model
+from laya.backbones.config import JointConfig
 from laya.config import ConfigError, from_dict
 from laya.data import PreparedData
 from laya.extract import ExtractConfig, extract_features
 from laya.heads import build
-from laya.protocols.joint import JointConfig, JointModel, fit_joint
+from laya.protocols.joint import JointModel, fit_joint
 
 
 @pytest.mark.parametrize("arch", ["mlp", "vit"])

@@ -18,7 +18,12 @@ from laya.report import (  # noqa: E402
 )
 
 KIND = {"r2": 0.98765, "cosine": 0.99, "l0": 16.0, "dead": 12, "dead_fraction": 0.25, "per_layer": {}}
-PAIR = {"laya": {"intrinsic": 0.766, "ig": 0.931}, "concat": {"ig": 0.5}}
+# a distinct value in every column, so a table or headline that reads the wrong key shows it
+PAIR = {"laya": {"intrinsic": 0.766, "ig": 0.931}, "concat": {"ig": 0.5}}  # faithfulness
+PAIR_STD = {"laya": {"intrinsic": 0.012, "ig": 0.034}, "concat": {"ig": 0.056}}
+DELETION = {"laya": {"intrinsic": 0.217, "ig": 0.328}, "concat": {"ig": 0.439}}
+DELETION_STD = {"laya": {"intrinsic": 0.001, "ig": 0.002}, "concat": {"ig": 0.003}}
+DELETION_AUC = {"laya": {"intrinsic": 0.61, "ig": 0.52}, "concat": {"ig": 0.43}}
 
 
 def _write(folder, name, payload):
@@ -31,14 +36,15 @@ def _details(folder, backbones=("mlp", "vit")):
         _write(folder, f"train_{name}.json", {
             "accuracy": {"last": {"mean": acc, "std": 0.001, "seeds": {"s0": acc}},
                          "laya": {"mean": acc + 0.01, "std": 0.002, "seeds": {"s0": acc + 0.01}}},
-            "macro_f1": {"last": {"mean": 0.5}, "laya": {"mean": 0.6}}})
+            "macro_f1": {"last": {"mean": acc - 0.3}, "laya": {"mean": acc - 0.2}}})
     return folder
 
 
 def _evaluate(folder, name="mlp"):
     _write(folder, f"evaluate_{name}.json", {
-        "faithfulness": PAIR, "faithfulness_std": PAIR, "deletion_at_1": PAIR, "deletion_at_1_std": PAIR,
-        "deletion_auc": PAIR, "faithfulness_undefined": {h: dict.fromkeys(m, 0) for h, m in PAIR.items()},
+        "faithfulness": PAIR, "faithfulness_std": PAIR_STD, "deletion_at_1": DELETION,
+        "deletion_at_1_std": DELETION_STD, "deletion_auc": DELETION_AUC,
+        "faithfulness_undefined": {h: dict.fromkeys(m, 0) for h, m in PAIR.items()},
         "accuracy": {"laya": 0.9}, "ablated_accuracy": {"laya": {"blocks.0": 0.8}}})
 
 
@@ -66,7 +72,7 @@ def test_report_tables_come_from_the_details(tmp_path):
     details = _details(tmp_path)
     text = _markdown(ReportInputs("Fashion-MNIST", ["mlp", "vit"], details, heads=["laya", "last"]))
     assert "| mlp | 0.8875 | 3 | 1,234 |" in text
-    assert "| laya | 0.8975 ± 0.0020 | 0.8721 ± 0.0020 | 0.6000 | 0.6000 |" in text
+    assert "| laya | 0.8975 ± 0.0020 | 0.8721 ± 0.0020 | 0.6875 | 0.6621 |" in text
     assert "over 1 seeds" in text
     assert text.index("| laya |") < text.index("| last |")  # rows in params heads.names order
     assert "(Fashion-MNIST test split)" in text
@@ -78,7 +84,8 @@ def test_report_rows_are_head_method_pairs(tmp_path):
     _evaluate(_details(tmp_path, ["mlp"]))
     pairs = [("intrinsic", "laya"), ("ig", "laya"), ("ig", "concat")]
     text = _markdown(ReportInputs("Fashion-MNIST", ["mlp"], tmp_path, heads=["laya"], pairs=pairs))
-    assert "| laya | intrinsic | 0.766 ± 0.766 |" in text and "| concat | ig | 0.500 ± 0.500 |" in text
+    assert "| laya | intrinsic | 0.766 ± 0.012 | 0.217 ± 0.001 | 0.6100 |" in text
+    assert "| concat | ig | 0.500 ± 0.056 | 0.439 ± 0.003 | 0.4300 |" in text
     assert text.index("| laya | intrinsic |") < text.index("| laya | ig |") < text.index("| concat | ig |")
 
 
@@ -102,7 +109,7 @@ def test_headline_metrics_are_the_means_named_by_backbone(tmp_path):
     _clt(tmp_path)
     inputs = ReportInputs("Fashion-MNIST", ["mlp"], tmp_path, heads=["laya", "last"])
     assert backbone_headline(inputs, "mlp") == {"mlp": {
-        "backbone_acc": 0.8875, "acc": {"laya": 0.8975, "last": 0.8875}, "faith": PAIR, "del1": PAIR}}
+        "backbone_acc": 0.8875, "acc": {"laya": 0.8975, "last": 0.8875}, "faith": PAIR, "del1": DELETION}}
     assert clt_headline(inputs) == {"clt": {"r2": {"cls": 0.98765, "patch": 0.9}, "l0": {"cls": 16.0, "patch": 16.0},
                                             "acc": {"original": 0.8786, "cls": 0.8789, "patch": 0.8773},
                                             "offdiag": {"cls": 0.4, "patch": 0.5}}}
@@ -125,7 +132,7 @@ def test_plot_data_averages_the_seeds_curves_and_lists_every_attribution(tmp_pat
     assert (tmp_path / "plots" / "curves" / "mlp.csv").read_text().splitlines() == [
         "head,epoch,val_acc", "laya,1,0.55", "laya,2,0.75", "laya,3,0.9", "last,1,0.4"]
     assert (tmp_path / "plots" / "faithfulness" / "mlp.csv").read_text().splitlines() == [
-        "attribution,faithfulness,std", "ig@laya,0.931,0.931", "intrinsic@laya,0.766,0.766", "ig@concat,0.5,0.5"]
+        "attribution,faithfulness,std", "ig@laya,0.931,0.034", "intrinsic@laya,0.766,0.012", "ig@concat,0.5,0.056"]
     frontier = (tmp_path / "plots" / "frontier.csv").read_text().splitlines()
     assert frontier[0] == "activation,label,cls_l0,cls_r2,patch_l0,patch_r2"
     assert [row.split(",")[0] for row in frontier[1:]] == ["relu_topk", "jumprelu", "sae_relu_topk"]  # its own line
@@ -147,7 +154,7 @@ def test_the_pages_carry_the_figures_as_links_and_inline(tmp_path):
     assert "<td>mlp</td><td>0.8875</td>" in page and "<code>dvc repro" in page
 
 
-def test_protocol_tables_put_each_architecture_s_protocols_side_by_side_and_state_the_targets(tmp_path):
+def test_protocol_tables_put_each_architecture_s_protocols_side_by_side_with_the_paper_beside_them(tmp_path):
     _details(tmp_path, ["mlp", "mlp_joint"])
     _write(tmp_path, "backbone_mlp_transfer.json", {"test_accuracy": 0.95, "best_epoch": 2, "parameters": 9})
     _write(tmp_path, "train_mlp_transfer.json", {
@@ -170,7 +177,8 @@ def test_protocol_tables_put_each_architecture_s_protocols_side_by_side_and_stat
         "| mlp | transfer | mlp_transfer |")
     assert "| mlp | joint | mlp_joint | 1 | 0.8621 | 0.8621 ± 0.0010 | 0.8721 ± 0.0020 | 0.8866 ± 0.0030 |" in table
     assert "laya_joint accuracy 0.8866 ± 0.0030 (paper 0.8842), faithfulness of α 0.880 ± 0.010" in text
-    assert "target met" in text and "LAYA 0.8125 ± 0.0100 vs LastLayer 0.8000 ± 0.0100: +1.25 pp (≥ +1.0 pp)" in text
+    assert "LAYA 0.8125 ± 0.0100 vs LastLayer 0.8000 ± 0.0100: +1.25 pp." in text
+    assert "target met" not in text and "missed" not in text  # results beside references, not grades
     assert "| mlp | joint | laya_joint | intrinsic | 0.880 ± 0.010 | 0.200 ± 0.000 |" in text
 
 
@@ -187,26 +195,31 @@ def test_sanity_tables_show_each_step_and_the_random_label_head(tmp_path):
     assert "| mlp | laya | 0.9000 | 0.1000 | 0.1000 | 0.1000 | 0.1100 | 0.2000 |" in text
 
 
-def test_aligned_block_puts_laya_beside_it_under_both_ablations_and_states_its_targets(tmp_path):
+def test_aligned_block_puts_laya_beside_it_under_both_ablations(tmp_path):
     _details(tmp_path, ["mlp"])
     train = json.loads((tmp_path / "train_mlp.json").read_text())
     train["accuracy"]["laya_aligned"] = {"mean": 0.8955, "std": 0.001, "seeds": {"s0": 0.8955}}  # laya 0.8975
     _write(tmp_path, "train_mlp.json", train)
     pairs = {"laya": {"intrinsic": 0.766, "ig": 0.931, "loo": 1.0}, "laya_aligned": {"intrinsic": 0.95, "ig": 0.94}}
+    stds = {"laya": {"intrinsic": 0.011, "ig": 0.012, "loo": 0.0}, "laya_aligned": {"intrinsic": 0.013, "ig": 0.014}}
+    deletion = {"laya": {"intrinsic": 0.21, "ig": 0.22, "loo": 0.3}, "laya_aligned": {"intrinsic": 0.23, "ig": 0.24}}
+    deletion_std = {"laya": {"intrinsic": 0.031, "ig": 0.032, "loo": 0.0}, "laya_aligned": {"intrinsic": 0.033,
+                                                                                           "ig": 0.034}}
     crossed = {"laya_aligned": {"intrinsic": 0.81, "ig": 0.89}}
+    crossed_std = {"laya_aligned": {"intrinsic": 0.021, "ig": 0.022}}
     _write(tmp_path, "evaluate_mlp.json", {
-        "faithfulness": pairs, "faithfulness_std": pairs, "deletion_at_1": pairs, "deletion_at_1_std": pairs,
-        "deletion_auc": pairs, "faithfulness_undefined": {h: dict.fromkeys(m, 0) for h, m in pairs.items()},
+        "faithfulness": pairs, "faithfulness_std": stds, "deletion_at_1": deletion, "deletion_at_1_std": deletion_std,
+        "deletion_auc": deletion, "faithfulness_undefined": {h: dict.fromkeys(m, 0) for h, m in pairs.items()},
         "accuracy": {"laya": 0.9}, "ablated_accuracy": {"laya": {"blocks.0": 0.8}},
-        "cross_ablation": {"ablation": "zero", "faithfulness": crossed, "faithfulness_std": crossed}})
+        "cross_ablation": {"ablation": "zero", "faithfulness": crossed, "faithfulness_std": crossed_std}})
     text = _markdown(ReportInputs("Fashion-MNIST", ["mlp"], tmp_path))
     section = text[text.index("## An aligned LAYA"):]
-    assert "| mlp | laya_aligned | 0.8955 ± 0.0010 | intrinsic | 0.950 ± 0.950 | 0.950 ± 0.950 | 0.810 ± 0.810 |" \
+    assert "| mlp | laya_aligned | 0.8955 ± 0.0010 | intrinsic | 0.950 ± 0.013 | 0.230 ± 0.033 | 0.810 ± 0.021 |" \
         in section
-    assert "| mlp | laya | 0.8975 ± 0.0020 | ig | 0.931 ± 0.931 | 0.931 ± 0.931 | — |" in section
+    assert "| mlp | laya | 0.8975 ± 0.0020 | ig | 0.931 ± 0.012 | 0.220 ± 0.032 | — |" in section
     assert "| loo |" not in section  # the oracle is the target itself, not a competitor
-    assert "faithfulness of α 0.950 vs IG on the same head 0.940 (met)" in section
-    assert "accuracy 0.8955 vs LAYA 0.8975, -0.20 pp (met: ≥ −0.3 pp)" in section
+    assert "`mlp`: faithfulness of α 0.950 vs IG on the same head 0.940; accuracy 0.8955 vs LAYA 0.8975 (-0.20 pp)." \
+        in section
 
 
 def test_no_aligned_section_without_an_aligned_head(tmp_path):
@@ -222,13 +235,14 @@ def test_failure_table_puts_alpha_beside_the_msp_baseline_and_in_the_headline(tm
     evaluation["failure_detection"] = {"head": "laya", "msp": detector, "alpha": {"auroc": 0.6, "aupr": None},
                                        "msp_alpha": {"auroc": 0.925, "aupr": 0.55}, "test_errors": 1100.0,
                                        "val_errors": 600.0}
-    evaluation["failure_detection_std"] = {**evaluation["failure_detection"], "msp": {"auroc": 0.01, "aupr": 0.02}}
+    evaluation["failure_detection_std"] = {"msp": {"auroc": 0.01, "aupr": 0.02}, "alpha": {"auroc": 0.03, "aupr": None},
+                                           "msp_alpha": {"auroc": 0.04, "aupr": 0.05}}
     path.write_text(json.dumps(evaluation))
     inputs = ReportInputs("Fashion-MNIST", ["mlp"], tmp_path, heads=["laya"])
     text = _markdown(inputs)
     assert "## Failure detection" in text
-    assert "| mlp | laya | 1100 | 0.9000 ± 0.0100 | 0.6000 ± 0.6000 | 0.9250 ± 0.9250 | 0.5000 ± 0.0200 | — |" in text
-    assert "+0.0250 |" in text  # Δ AUROC = MSP + α − MSP
+    assert ("| mlp | laya | 1100 | 0.9000 ± 0.0100 | 0.6000 ± 0.0300 | 0.9250 ± 0.0400 | 0.5000 ± 0.0200 | — | "
+            "0.5500 ± 0.0500 | +0.0250 |") in text  # the last column: Δ AUROC = MSP + α − MSP
     assert backbone_headline(inputs, "mlp")["mlp"]["fail"] == {"auroc": {"msp": 0.9, "alpha": 0.6, "msp_alpha": 0.925}}
 
 

@@ -5,11 +5,11 @@ import pytest
 import torch
 
 from conftest import write_feature_store
-from laya.ablation import layer_means
 from laya.config import ConfigError, from_dict
 from laya.evaluate import EvaluateConfig
 from laya.heads import build
 from laya.sanity import STEPS, PermutedLabels, cascade, check_head, similarity
+from laya.statistics import layer_means
 from laya.store import FeatureStore
 from laya.train import TrainConfig
 
@@ -78,7 +78,8 @@ def test_check_head_reports_every_method_step_and_the_random_label_head(tmp_path
     assert out["samples"] == 40 and set(out["accuracy"]) == {"trained", *STEPS, "random_labels"}
     assert out["model_randomisation"]["intrinsic"]["classifier"] == 1.0  # α never reads the classifier
     assert out["model_randomisation"]["loo"]["classifier"] < 1.0
-    assert all(-1 <= v <= 1 for m in out["model_randomisation"].values() for v in m.values())
+    assert all(list(steps) == list(STEPS) for steps in out["model_randomisation"].values())  # cascade order
+    assert out["model_randomisation"]["intrinsic"]["scorer"] < 1.0  # α is the scorer's output
     assert set(out["data_randomisation"]) == {"intrinsic", "grad_x_act", "loo"}
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from laya.backbones.cnn import CNNConfig
+from laya.backbones.intermediates import POOLINGS
 from laya.backbones.mlp import MLPConfig
 from laya.backbones.vit import ViTConfig
 from laya.config import choice, from_dict, require
@@ -34,7 +35,7 @@ class BackboneConfig:
     batch_size: int = 128
     seed: int = 0
     protocol: str = "frozen"  # frozen | joint | transfer (laya.protocols)
-    joint: dict[str, Any] = field(default_factory=dict)  # protocol joint: its recipe (laya.protocols.JointConfig)
+    joint: dict[str, Any] = field(default_factory=dict)  # protocol joint: its recipe (JointConfig)
     pretrain_classes: list[int] | None = None  # protocol transfer: the class indices the backbone is trained on
 
     def validate(self, key: str) -> None:
@@ -69,9 +70,7 @@ class BackboneConfig:
                 "null or a non-empty list of module names")
 
     def joint_config(self, key: str = "backbones.<name>"):
-        """The joint protocol's recipe (laya.protocols.JointConfig) from `joint`."""
-        from laya.protocols.joint import JointConfig  # the protocols build on the backbones, not the other way
-
+        """The joint protocol's recipe (JointConfig) from `joint`."""
         return from_dict(JointConfig, self.joint, f"{key}.joint")
 
     def model_config(self, key: str = "backbones.<name>"):
@@ -79,3 +78,37 @@ class BackboneConfig:
         if self.arch not in MODEL_CONFIGS:
             return dict(self.model)
         return from_dict(MODEL_CONFIGS[self.arch], self.model, f"{key}.model")
+
+
+@dataclass(frozen=True)
+class JointConfig:
+    """params `backbones.<name>.joint` (protocol joint): one backbone + LAYA head trained end to end per seed."""
+
+    seeds: list[int] = field(default_factory=lambda: [0, 1, 2, 3, 4])  # one joint model per seed; the cached
+    # heads of seed k are trained on the cache of joint model k
+    epochs: int = 50
+    patience: int = 5
+    lr: float = 3.0e-4
+    batch_size: int = 128
+    weight_decay: float = 0.0
+    pooling: str = "cls"  # how the head reads token layers; must equal extract.pooling (the extract stage checks)
+    head: dict = field(default_factory=dict)  # the co-trained LAYA head's config (heads.laya keys; defaults:
+    # the notebook's d* = 96, ψ = identity, scorer 192, τ = 1.5)
+
+    def validate(self, key: str = "joint") -> None:
+        self.head_config(key)
+        choice(self.pooling, POOLINGS, f"{key}.pooling")
+        require(len(self.seeds) > 0 and len(set(self.seeds)) == len(self.seeds), f"{key}.seeds", self.seeds,
+                "a non-empty list of distinct integers")
+        require(self.epochs >= 1, f"{key}.epochs", self.epochs, "an integer ≥ 1")
+        require(self.patience >= 1, f"{key}.patience", self.patience, "an integer ≥ 1")
+        require(self.lr > 0, f"{key}.lr", self.lr, "a positive number")
+        require(self.batch_size >= 1, f"{key}.batch_size", self.batch_size, "an integer ≥ 1")
+
+
+    def head_config(self, key: str = "joint"):
+        """The co-trained head's LAYAConfig (imported here: a stage that reads only backbones, such as clt, does
+        not load the heads package)."""
+        from laya.heads.attention import LAYAConfig
+
+        return from_dict(LAYAConfig, self.head, f"{key}.head")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+POOLINGS = ("cls", "mean")  # how a token layer (B, T, d) becomes (B, d): its CLS token or the mean of its patches
+
 
 def take_indices(num_blocks: int, indices: int | list[int] | None) -> list[int]:
     """Block indices selected by `indices` (timm's `feature_take_indices` semantics), validated."""

@@ -1,11 +1,14 @@
-"""The transcoder card: its shape, the params it was trained with, and the cache it was trained on."""
+"""The transcoder card: its shape, the params it was trained with, and the cache it was trained on; a CLT saved
+as model.safetensors + config.json and loaded back from them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from laya.artifacts import Card
+from laya.artifacts import Card, load_module, save_module
 from laya.clt.config import CLTConfig
+from laya.clt.model import CrossLayerTranscoder
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -23,3 +26,16 @@ class CLTCard(Card):
     @property
     def rebuild(self) -> str:
         return "dvc repro clt"
+
+
+def save_clt(model: CrossLayerTranscoder, out_dir: str | Path, **provenance) -> CLTCard:
+    """model.safetensors (weights and standardisation buffers) + config.json (a CLTCard: build spec plus
+    `provenance`, e.g. layers, cache_fingerprint, history)."""
+    card = CLTCard(num_layers=model.num_layers, d_model=model.d_model, config=model.cfg, **provenance)
+    return save_module(out_dir, model, card)
+
+
+def load_clt(path: str | Path) -> CrossLayerTranscoder:
+    """Rebuild a saved CLT (strict load, eval mode); a missing or mismatched file is a one-line error."""
+    return load_module(path, CLTCard, lambda card: CrossLayerTranscoder(card.num_layers, card.d_model,
+                                                                        card.config))[0]

@@ -20,14 +20,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 from torch import nn
 
-from laya.artifacts import load_module, save_module
 from laya.clt.activations import JumpReLU, build_activation
-from laya.clt.card import CLTCard
 from laya.clt.config import CLTConfig
 
 
@@ -141,16 +138,3 @@ def contribution_shares(terms: torch.Tensor) -> torch.Tensor:
     total = terms.sum(1, keepdim=True)  # (B, 1, d)
     projections = (terms * total).sum(-1).abs()  # (B, S)
     return projections / projections.sum(1, keepdim=True).clamp_min(1e-12)
-
-
-def save_clt(model: CrossLayerTranscoder, out_dir: str | Path, **provenance) -> CLTCard:
-    """model.safetensors (weights and standardisation buffers) + config.json (a CLTCard: build spec plus
-    `provenance`, e.g. layers, cache_fingerprint, history)."""
-    card = CLTCard(num_layers=model.num_layers, d_model=model.d_model, config=model.cfg, **provenance)
-    return save_module(out_dir, model, card)
-
-
-def load_clt(path: str | Path) -> CrossLayerTranscoder:
-    """Rebuild a saved CLT (strict load, eval mode); a missing or mismatched file is a one-line error."""
-    return load_module(path, CLTCard, lambda card: CrossLayerTranscoder(card.num_layers, card.d_model,
-                                                                        card.config))[0]

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from laya.clt.config import TOKEN_POSITIONS
 from laya.clt.model import CrossLayerTranscoder, contribution_shares
-from laya.clt.tokens import TOKEN_POSITIONS
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@ replacement ViT and the source-layer ablations."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -11,14 +11,13 @@ import torch
 from torch import nn
 
 from laya.backbones import load_backbone
-from laya.clt.config import CLTConfig
+from laya.clt.config import TOKEN_POSITIONS, CLTConfig
 from laya.clt.contributions import mean_contributions
 from laya.clt.fit import fit_clt
 from laya.clt.metrics import reconstruction_metrics
 from laya.clt.model import CrossLayerTranscoder
 from laya.clt.replace import ReplacedViT, Replacement
-from laya.clt.tokens import TOKEN_POSITIONS, Tokens, load_tokens
-from laya.config import ConfigError
+from laya.clt.tokens import Tokens, load_tokens
 from laya.data import PreparedData
 from laya.images import Preprocess, accuracy
 from laya.store import FeatureStore
@@ -101,23 +100,3 @@ def replacement_accuracies(model: CrossLayerTranscoder, cache: ViTCache, replace
     }
 
 
-def frontier_configs(base: CLTConfig, activations: list[str], ks: list[int], sparsities: list[float],
-                     epochs: int, max_images: int | None,
-                     baselines: dict[str, list[str]] | None = None) -> list[CLTConfig]:
-    """The sweep: the CLT with every TopK variant × k and JumpReLU × λ, then each per-layer baseline
-    (architecture → its activations) over the same grid; everything else as in `base`."""
-    models = [("clt", activations), *(baselines or {}).items()]
-    topk = [a for _, names in models for a in names if a != "jumprelu"]
-    too_big = [k for k in ks if k > base.dict_size] if topk else []
-    if too_big:
-        raise ConfigError(f"clt_frontier.ks: {too_big} exceed clt.dict_size ({base.dict_size}), so TopK could not keep "
-                          f"that many features; use k ≤ {base.dict_size} or raise clt.dict_size.")
-    configs = []
-    for architecture, names in models:
-        common = {"architecture": architecture, "epochs": epochs, "max_images": max_images}
-        for name in names:
-            if name == "jumprelu":
-                configs += [replace(base, activation=name, sparsity=s, **common) for s in sparsities]
-            else:
-                configs += [replace(base, activation=name, k=k, **common) for k in ks]
-    return configs

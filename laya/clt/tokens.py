@@ -13,12 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from laya.clt.config import TOKEN_KINDS, TOKEN_POSITIONS
 from laya.config import ConfigError
 from laya.shards import ShardPlan
 from laya.store import FeatureStore
-
-TOKEN_POSITIONS = ("cls", "patch")  # metrics are always reported for both
-TOKEN_KINDS = (*TOKEN_POSITIONS, "both")  # what a CLT can be trained on
 
 
 @dataclass

@@ -17,7 +17,7 @@ class DepthConfig:
     seed: int = 0  # its trained seed; also the seed of the retrained heads and of the random orders
     random_orders: int = 3  # random pruning orders (the floor)
     loo_samples: int = 5000  # first training rows whose mean leave-one-layer-out effect ranks the layers
-    epochs: int = 10  # retrained heads (one per kept-layer set): at most this many epochs…
+    epochs: int = 5  # retrained heads (one per kept-layer set): at most this many epochs…
     patience: int = 3  # …with early stopping on val accuracy
     thresholds: int = 101  # early-exit thresholds, evenly spaced on [0, 1] (plus one above 1: never exit early)
     tolerance: float = 0.005  # report the FLOPs an exit rule needs to stay within this of full accuracy

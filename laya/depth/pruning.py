@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from laya.ablation import ablation_values, layer_means, leave_one_out
+from laya.ablation import ablation_values, leave_one_out
 from laya.heads import LayerHead
+from laya.statistics import layer_means
 from laya.store import FeatureStore
 
 

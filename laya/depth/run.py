@@ -10,7 +10,6 @@ import numpy as np
 import torch
 
 from laya.backbones import load_backbone
-from laya.config import ConfigError
 from laya.depth.config import DepthConfig
 from laya.depth.early_exit import RULES, exit_scores, flops_within, frontier_area, sweep
 from laya.depth.flops import cumulative_flops
@@ -23,9 +22,10 @@ from laya.depth.pruning import (
     removal_order,
 )
 from laya.depth.subsets import SubsetResult, fit_subsets
-from laya.heads import LayerHead, head_folder, load_with_card
+from laya.heads import LayerHead
 from laya.store import FeatureStore
 from laya.train.config import HeadsConfig, TrainConfig
+from laya.trained import load_checked
 
 NEVER = 1.01  # an exit threshold above every score: no input leaves early
 
@@ -33,14 +33,9 @@ NEVER = 1.01  # an exit threshold above every score: no input leaves early
 def load_trained(heads_dir: str | Path, name: str, seed: int, store: FeatureStore, backbone: str
                  ) -> tuple[LayerHead, list[int]]:
     """Head `name` trained with `seed` on this very store, and the store layers it reads."""
-    folder = head_folder(heads_dir, name, seed)
-    if not (folder / "config.json").is_file():
-        raise ConfigError(f"{folder}: no {name} head trained with seed {seed}; depth.head must be among "
-                          f"heads.names and depth.seed among train.seeds (rerun `dvc repro train@{backbone}`).")
-    head, card = load_with_card(folder)
-    if card.cache_fingerprint != store.fingerprint.hash:
-        raise ConfigError(f"{folder}: trained on another cache than {store.path}; rerun `dvc repro train@{backbone}`.")
-    return head.eval(), list(card.layer_indices)
+    head, card = load_checked(heads_dir, name, seed, store, backbone,
+                              "depth.head must be among heads.names and depth.seed among train.seeds")
+    return head, list(card.layer_indices)
 
 
 def backbone_flops(backbone_dir: str | Path, names: list[str]) -> dict[str, int]:

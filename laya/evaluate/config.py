@@ -26,7 +26,7 @@ class SanityConfig:
 
     heads: list[str] = field(default_factory=lambda: list(SANITY_HEADS))  # heads checked (absent ones skipped)
     methods: list[str] = field(default_factory=lambda: ["intrinsic", "ig", "grad_x_act", "saliency", "loo"])
-    max_samples: int = 1000  # first test inputs whose attributions are compared
+    max_samples: int = 500  # first test inputs whose attributions are compared
     label_epochs: int = 5  # epochs of the head trained on permuted training labels (no early stopping)
     seed: int = 0  # re-initialisation and label permutation
 

@@ -9,12 +9,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from laya.ablation import ablation_values, deletion_curve, layer_means, leave_one_out
+from laya.ablation import ablation_values, deletion_curve, leave_one_out
 from laya.evaluate.config import EvaluateConfig
 from laya.evaluate.failure import HeadOutputs, alpha_shift_test, detection_metrics, head_outputs
 from laya.evaluate.faithfulness import deletion_at_1, deletion_auc, faithfulness, spearman_rows
 from laya.evaluate.methods import INTRINSIC, build_method
 from laya.heads import LayerHead
+from laya.statistics import layer_means
 from laya.store import FeatureStore
 
 Pair = tuple[str, str]  # (method, head): what explains, and what is explained

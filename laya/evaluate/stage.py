@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from laya import plots
+from laya import plots, trained
 from laya.config import ConfigError
 from laya.evaluate.config import EvaluateConfig
 from laya.evaluate.explain import explanations, payload_validator
@@ -27,11 +27,12 @@ from laya.evaluate.run import (
     summarise_seeds,
     timings,
 )
-from laya.heads import JOINT_HEADS, HeadCard, LayerHead, head_folder, load_with_card
+from laya.heads import HeadCard, LayerHead
 from laya.io import staged, write_json
 from laya.parallel import run_jobs
 from laya.spatial.config import SpatialConfig
 from laya.store import FeatureStore
+from laya.trained import load_heads, trained_heads
 
 if TYPE_CHECKING:  # the spatial maps import the backbone code: only the evaluate stage itself loads them
     from laya.spatial.run import SpatialResult
@@ -57,52 +58,19 @@ class LiveSources:
     backbones: list[Path]
 
 
-def load_heads(heads_dir: str | Path, names: list[str], seed: int, store: FeatureStore,
-               backbone: str) -> tuple[dict[str, LayerHead], dict[str, HeadCard], list[int]]:
-    """The heads trained with `seed`, checked against the store (same cache, same layers)."""
-    heads, cards = {}, {}
-    for name in names:
-        folder = head_folder(heads_dir, name, seed)
-        if not (folder / "config.json").is_file():
-            raise ConfigError(f"{folder}: no {name} head trained with seed {seed}; evaluate.seeds must be a subset "
-                              f"of train.seeds and every head in evaluate.methods among heads.names (rerun "
-                              f"`dvc repro train@{backbone}`).")
-        heads[name], cards[name] = load_with_card(folder)
-        if cards[name].cache_fingerprint != store.fingerprint.hash:
-            raise ConfigError(f"{folder}: trained on another cache than {store.path}; rerun "
-                              f"`dvc repro train@{backbone}`.")
-    indices = {tuple(card.layer_indices) for card in cards.values()}
-    if len(indices) > 1:
-        raise ConfigError(f"{heads_dir}: the heads of seed {seed} read different layers {sorted(indices)}; "
-                          f"rerun `dvc repro train@{backbone}`.")
-    return heads, cards, list(indices.pop())
-
-
-def trained_heads(heads_dir: str | Path) -> list[str] | None:
-    """The heads the train stage made in `heads_dir`: its params.json's heads.names (heads.names + heads.extra of
-    this backbone) and the joint protocol's co-trained heads; None when the folder has no params.json."""
-    record = Path(heads_dir) / "params.json"
-    if not record.is_file():
-        return None
-    names = json.loads(record.read_text())["heads"]["names"]
-    return names + [h for h in JOINT_HEADS if (Path(heads_dir) / h).is_dir()]
-
-
 def for_trained(cfg: EvaluateConfig, heads_dir: str | Path) -> tuple[EvaluateConfig, list[str]]:
     """cfg without the pairs of heads not trained for this backbone (laya_joint outside the joint protocol, a
     heads.extra head of another backbone); returns (cfg, the heads dropped). The explained head stays required."""
-    trained = trained_heads(heads_dir)
-    if trained is None:
+    made = trained_heads(heads_dir)
+    if made is None:
         return cfg, []
-    dropped = [h for h in cfg.heads if h not in trained and h != cfg.explain]
+    dropped = [h for h in cfg.heads if h not in made and h != cfg.explain]
     return cfg.without_heads(dropped), dropped
 
 
 def trained_seeds(cfg: EvaluateConfig, heads_dir: str | Path, candidates: list[int] | None = None) -> list[int]:
-    """The seeds of cfg.seeds (and of `candidates`, a joint unit's) with heads in `heads_dir`: the new protocols
-    may train fewer seeds (train.overrides, backbones.<name>.joint.seeds)."""
-    return [s for s in cfg.seeds if (candidates is None or s in candidates)
-            and (head_folder(heads_dir, cfg.heads[0], s) / "config.json").is_file()]
+    """The seeds of cfg.seeds (and of `candidates`, a joint unit's) whose heads are in `heads_dir`."""
+    return trained.trained_seeds(cfg.seeds, heads_dir, cfg.heads[0], candidates)
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ from typing import Any
 
 import torch
 
+from laya.backbones.intermediates import POOLINGS
 from laya.config import ConfigError, choice, require
-from laya.extract.taps import POOLINGS
 from laya.zarrio import CODECS
 
 DTYPES = ("float16", "float32")
@@ -53,7 +53,7 @@ class ExtractConfig:
         `procs`, since any number of processes writes the same store."""
         values = asdict(self)
         del values["procs"]
-        if self.autocast == "none":  # stores built before autocast existed keep their bytes
+        if self.autocast == "none":  # recorded only when it changes the values: a plain forward pass leaves it out
             del values["autocast"]
         return values
 

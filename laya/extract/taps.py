@@ -18,9 +18,6 @@ from torch import nn
 
 from laya.config import ConfigError
 
-POOLINGS = ("cls", "mean")  # validated by ExtractConfig
-
-
 BlockSink = Callable[[int, torch.Tensor, torch.Tensor], None]  # (block index, MLP input, MLP output (B, N, d))
 
 

@@ -8,11 +8,11 @@
 from laya.heads.aligned import AlignedLAYA, AlignedLAYAConfig
 from laya.heads.attention import LAYA, JointLAYA, LAYAConfig
 from laya.heads.base import LayerHead
-from laya.heads.card import HeadCard, head_folder
+from laya.heads.card import HeadCard, head_folder, load, load_with_card, save
 from laya.heads.linear import Concat, LastLayer, LinearConfig
-from laya.heads.registry import CACHE_HEADS, HEADS, JOINT_HEADS, build, load, load_with_card, parse_config, save
+from laya.heads.registry import CACHE_HEADS, HEADS, JOINT_HEAD, build, parse_config
 from laya.heads.scalarmix import ScalarMix, ScalarMixConfig
 
-__all__ = ["CACHE_HEADS", "HEADS", "JOINT_HEADS", "LAYA", "AlignedLAYA", "AlignedLAYAConfig", "Concat", "HeadCard",
+__all__ = ["CACHE_HEADS", "HEADS", "JOINT_HEAD", "LAYA", "AlignedLAYA", "AlignedLAYAConfig", "Concat", "HeadCard",
            "JointLAYA", "LAYAConfig", "LastLayer", "LayerHead", "LinearConfig", "ScalarMix", "ScalarMixConfig",
            "build", "head_folder", "load", "load_with_card", "parse_config", "save"]

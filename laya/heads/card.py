@@ -1,12 +1,15 @@
-"""The head card: how to rebuild a trained head, which cache and layers it read, and how well it did."""
+"""The head card: how to rebuild a trained head, which cache and layers it read, and how well it did; a head
+saved as model.safetensors + config.json and loaded back from them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from laya.artifacts import Card
+from laya.artifacts import Card, load_module, save_module
+from laya.heads.base import LayerHead
+from laya.heads.registry import build, parse_config
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,3 +39,24 @@ class HeadCard(Card):
 def head_folder(root: str | Path, name: str, seed: int) -> Path:
     """Where the train stage keeps head `name` trained with `seed`: <root>/<name>/seed<seed>/."""
     return Path(root) / name / f"seed{seed}"
+
+
+def save(head: LayerHead, out_dir: str | Path, **provenance) -> HeadCard:
+    """Write model.safetensors + config.json (a HeadCard: the build spec plus `provenance`, e.g. seed, layers)."""
+    card = HeadCard(name=head.name, dims=head.dims, num_classes=head.num_classes, params=asdict(head.config),
+                    **provenance)
+    return save_module(out_dir, head, card)
+
+
+def _rebuild(card: HeadCard) -> LayerHead:
+    return build(card.name, card.dims, card.num_classes, config=parse_config(card.name, card.params))
+
+
+def load_with_card(path: str | Path) -> tuple[LayerHead, HeadCard]:
+    """A saved head (strict load, eval mode) and its card."""
+    return load_module(path, HeadCard, _rebuild)
+
+
+def load(path: str | Path) -> LayerHead:
+    """Rebuild a saved head from its card and load its weights (strict, eval mode)."""
+    return load_with_card(path)[0]

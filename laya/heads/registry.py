@@ -1,19 +1,17 @@
-"""The head registry: name → (head class, Config dataclass); build by name, save and load with a HeadCard.
+"""The head registry: name → (head class, Config dataclass); build a head by name (laya.heads.card saves and
+loads it).
 
 A new head is one file (the class and its Config) plus one line in `HEADS`.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 
-from laya.artifacts import load_module, save_module
 from laya.config import ConfigError, from_dict
 from laya.heads.aligned import AlignedLAYA, AlignedLAYAConfig
 from laya.heads.attention import LAYA, JointLAYA, LAYAConfig
 from laya.heads.base import LayerHead
-from laya.heads.card import HeadCard
 from laya.heads.linear import Concat, LastLayer, LinearConfig
 from laya.heads.scalarmix import ScalarMix, ScalarMixConfig
 
@@ -32,8 +30,8 @@ HEADS: dict[str, HeadType] = {
     "laya_joint": HeadType(JointLAYA, LAYAConfig),
     "laya_aligned": HeadType(AlignedLAYA, AlignedLAYAConfig),
 }
-JOINT_HEADS = ("laya_joint",)  # trained with their backbone by the joint protocol, never from a cache
-CACHE_HEADS = tuple(name for name in HEADS if name not in JOINT_HEADS)  # what the train stage trains
+JOINT_HEAD = "laya_joint"  # trained with its backbone by the joint protocol (laya.protocols), never from a cache
+CACHE_HEADS = tuple(name for name in HEADS if name != JOINT_HEAD)  # what the train stage trains
 
 
 def head_type(name: str) -> HeadType:
@@ -54,24 +52,3 @@ def build(name: str, dims: list[int], num_classes: int, config=None, **params) -
         raise TypeError("build(): give a config or keyword params, not both")
     config = config if config is not None else parse_config(name, params)
     return head_type(name).cls(list(dims), num_classes, config)
-
-
-def save(head: LayerHead, out_dir: str | Path, **provenance) -> HeadCard:
-    """Write model.safetensors + config.json (a HeadCard: the build spec plus `provenance`, e.g. seed, layers)."""
-    card = HeadCard(name=head.name, dims=head.dims, num_classes=head.num_classes, params=asdict(head.config),
-                    **provenance)
-    return save_module(out_dir, head, card)
-
-
-def _rebuild(card: HeadCard) -> LayerHead:
-    return build(card.name, card.dims, card.num_classes, config=parse_config(card.name, card.params))
-
-
-def load_with_card(path: str | Path) -> tuple[LayerHead, HeadCard]:
-    """A saved head (strict load, eval mode) and its card."""
-    return load_module(path, HeadCard, _rebuild)
-
-
-def load(path: str | Path) -> LayerHead:
-    """Rebuild a saved head from its card and load its weights (strict, eval mode)."""
-    return load_with_card(path)[0]

@@ -7,6 +7,6 @@ This package's root holds what every stage needs (units, class subsets); trainin
 """
 
 from laya.protocols.transfer import ClassSubset, backbone_data, head_data, transfer_classes
-from laya.protocols.units import JOINT_HEAD, Unit, units
+from laya.protocols.units import Unit, units
 
-__all__ = ["JOINT_HEAD", "ClassSubset", "Unit", "backbone_data", "head_data", "transfer_classes", "units"]
+__all__ = ["ClassSubset", "Unit", "backbone_data", "head_data", "transfer_classes", "units"]

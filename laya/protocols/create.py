@@ -19,12 +19,12 @@ from laya.backbones.build import build_model, image_side
 from laya.backbones.create import normalisation
 from laya.data import PreparedData
 from laya.extract.taps import LayerTap
-from laya.heads import build, save
+from laya.heads import JOINT_HEAD, build, save
 from laya.images import Preprocess
 from laya.parallel import run_jobs
 from laya.protocols.joint import JointModel, fit_joint, joint_accuracy
 from laya.protocols.transfer import backbone_data
-from laya.protocols.units import JOINT_HEAD, units
+from laya.protocols.units import units
 
 
 def create_protocol(name: str, cfg: BackboneConfig, data: PreparedData, out: Path, device: torch.device,

@@ -11,48 +11,15 @@ accuracy with patience 5, best weights restored.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 import torch
 from torch import nn
 from tqdm import tqdm
 
-from laya.config import choice, from_dict, require
+from laya.backbones.config import JointConfig
 from laya.early_stopping import EarlyStopping
-from laya.extract.taps import POOLINGS, LayerTap
-from laya.heads import LAYAConfig
+from laya.extract.taps import LayerTap
 from laya.images import Preprocess
-
-
-@dataclass(frozen=True)
-class JointConfig:
-    """params `backbones.<name>.joint` (protocol joint): one backbone + LAYA head trained end to end per seed."""
-
-    seeds: list[int] = field(default_factory=lambda: [0, 1, 2, 3, 4])  # one joint model per seed; the cached
-    # heads of seed k are trained on the cache of joint model k
-    epochs: int = 50
-    patience: int = 5
-    lr: float = 3.0e-4
-    batch_size: int = 128
-    weight_decay: float = 0.0
-    pooling: str = "cls"  # how the head reads token layers; must equal extract.pooling (the extract stage checks)
-    head: dict = field(default_factory=dict)  # the co-trained LAYA head's config (heads.laya keys; defaults:
-    # the notebook's d* = 96, ψ = identity, scorer 192, τ = 1.5)
-
-    def validate(self, key: str = "joint") -> None:
-        self.head_config(key)
-        choice(self.pooling, POOLINGS, f"{key}.pooling")
-        require(len(self.seeds) > 0 and len(set(self.seeds)) == len(self.seeds), f"{key}.seeds", self.seeds,
-                "a non-empty list of distinct integers")
-        require(self.epochs >= 1, f"{key}.epochs", self.epochs, "an integer ≥ 1")
-        require(self.patience >= 1, f"{key}.patience", self.patience, "an integer ≥ 1")
-        require(self.lr > 0, f"{key}.lr", self.lr, "a positive number")
-        require(self.batch_size >= 1, f"{key}.batch_size", self.batch_size, "an integer ≥ 1")
-
-
-    def head_config(self, key: str = "joint") -> LAYAConfig:
-        return from_dict(LAYAConfig, self.head, f"{key}.head")
 
 
 class JointModel(nn.Module):

@@ -14,8 +14,6 @@ from pathlib import Path
 from laya.backbones.config import BackboneConfig
 from laya.location import is_url
 
-JOINT_HEAD = "laya_joint"  # the head the joint protocol trains with each backbone (laya.heads.JointLAYA)
-
 
 @dataclass(frozen=True)
 class Unit:

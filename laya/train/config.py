@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from laya.config import ConfigError, from_dict, require
-from laya.heads import CACHE_HEADS, JOINT_HEADS, parse_config
+from laya.heads import CACHE_HEADS, JOINT_HEAD, parse_config
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ class HeadsConfig:
 
 
 def _check_names(names: list[str], key: str) -> None:
-    joint = [n for n in names if n in JOINT_HEADS]
+    joint = [n for n in names if n == JOINT_HEAD]
     if joint:
         raise ConfigError(f"{key}: {joint} are trained together with their backbone (a `backbones` entry with "
                           f"protocol: joint), not from a cache; remove them from {key}.")
@@ -79,7 +79,7 @@ def _check_names(names: list[str], key: str) -> None:
 class TrainConfig:
     seeds: list[int] = field(default_factory=lambda: [0, 1, 2])
     epochs: int = 40  # upper bound; early stopping on val accuracy usually ends sooner
-    patience: int = 6  # epochs without a better val accuracy before stopping (best weights are kept)
+    patience: int = 5  # epochs without a better val accuracy before stopping (best weights are kept)
     batch_size: int = 256
     lr: float = 3e-4
     weight_decay: float = 0.0

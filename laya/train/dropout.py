@@ -1,8 +1,8 @@
 """Input dropout on cached activations, with masks drawn from a seeded numpy Generator.
 
-torch's CPU dropout draws one Bernoulli per element through mt19937 and was ~65 % of a linear head's training step
-in cProfile; 16-bit integers from numpy's PCG64, compared and scaled in numpy, cost 4–8× less (timed on 12 layers
-of 256 × 384). Inverted dropout:
+Each mask is 16-bit integers from numpy's PCG64, compared and scaled in numpy, so torch multiplies once (cheaper
+than torch's CPU dropout, which draws one Bernoulli per element; benchmarks/heads.py measures a training step).
+Inverted dropout:
 
     keep_ij = [u_ij ≥ t],  u_ij ~ U{0, …, 2¹⁶ − 1},  t = round(p · 2¹⁶)
     h'_ij   = h_ij · keep_ij · 2¹⁶ / (2¹⁶ − t)
@@ -21,8 +21,8 @@ LEVELS = 1 << 16
 
 
 def uniform_uint16(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
-    """The bits and Generator state of rng.integers(0, 2¹⁶, shape, dtype=uint16), 1.4–2.7× faster (two timings of a
-    256 × 384 mask). That call splits each raw 64-bit word into four 16-bit draws, low half first, so for a multiple
+    """The bits and Generator state of rng.integers(0, 2¹⁶, shape, dtype=uint16), without its per-draw work. That
+    call splits each raw 64-bit word into four 16-bit draws, low half first, so for a multiple
     of 4 draws on a little-endian machine they are the raw words themselves — unless an earlier 32-bit draw (e.g. a
     permutation's) left half a word buffered, which that call uses first (then it is the call itself).
     tests/test_train.py checks bits and state in both cases."""

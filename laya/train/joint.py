@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from laya.config import ConfigError
-from laya.heads import head_folder, load_with_card, save
-from laya.protocols import JOINT_HEAD
+from laya.heads import JOINT_HEAD, head_folder, load_with_card, save
 from laya.store import FeatureStore
 from laya.train.loop import predict
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from laya.ablation import layer_means
-from laya.heads import JOINT_HEADS, build, head_folder, save
+from laya.heads import JOINT_HEAD, build, head_folder, save
 from laya.io import atomic_path, require_free_space, write_json
 from laya.parallel import run_jobs
+from laya.statistics import layer_means
 from laya.store import FeatureStore
 from laya.train.config import HeadsConfig, TrainConfig
 from laya.train.loop import fit_head, predict, short_average_warning
@@ -121,7 +121,7 @@ def write_curves(results: dict, out_dir: str | Path) -> None:
     with atomic_path(out_dir) as tmp:
         tmp.mkdir(parents=True)
         for name, runs in results.items():
-            if name in JOINT_HEADS:
+            if name == JOINT_HEAD:
                 continue
             with open(tmp / f"{name}.csv", "w", newline="") as f:
                 writer = csv.DictWriter(f, fieldnames=("seed", *CURVE_FIELDS))
