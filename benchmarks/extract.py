@@ -34,7 +34,8 @@ from pathlib import Path
 import torch
 
 import laya
-from laya.backbones import BackboneCard, BackboneConfig, build_model, load_backbone, save_backbone
+from laya.backbones import BackboneCard, build_model, load_backbone, save_backbone
+from laya.backbones.config import entry
 from laya.config import from_dict, section
 from laya.data import DataConfig, PreparedData, RawDataset, write_prepared
 from laya.data.fashion_mnist import load_fashion_mnist
@@ -59,8 +60,8 @@ def backbone_dir(name: str, data: PreparedData, params: dict, tmp: Path) -> Path
     trained = REPO / "data" / "backbones" / name
     if (trained / "model.safetensors").is_file():
         return trained
-    key = f"backbones.{name}"
-    cfg = from_dict(BackboneConfig, section(params, key), key)
+    key = f"backbones.{name}.backbone"
+    cfg = entry(params, name).backbone
     model = build_model(cfg, 1, 28, 10, key)
     card = BackboneCard(name=name, config=cfg, in_chans=1, img_size=28, num_classes=10, classes=data.classes,
                         mean=data.attrs["mean"], std=data.attrs["std"], data_sha256=data.attrs["data_sha256"],

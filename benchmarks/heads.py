@@ -51,6 +51,7 @@ from laya.heads import build
 from laya.images import Preprocess
 from laya.parallel import THREADS_PER_RUN, torch_threads
 from laya.params import load_params
+from laya.settings import resolve
 from laya.store import FeatureStore
 from laya.train import HeadsConfig, TrainConfig, moving_average, train_epoch
 from laya.train.loop import adam
@@ -137,8 +138,8 @@ def standard_size(spec: str, samples: int, heads: HeadsConfig, cfg: TrainConfig,
         seconds = {}
         for procs in (1, 2):
             params = tmp / f"params{procs}.yaml"
-            params.write_text(yaml.safe_dump({"device": "cpu", "backbones": {"std": {
-                "arch": "timm", "model": {"name": model_name}, "input_size": 224}},
+            params.write_text(yaml.safe_dump({"device": "cpu", "backbones": {"std": {"backbone": {
+                "arch": "timm", "model": {"name": model_name}, "input_size": 224}}},
                 "extract": {"procs": procs, "shard_size": 128, "batch_size": 64}}))
             start = time.perf_counter()
             subprocess.run([sys.executable, str(REPO / "pipeline" / "extract.py"), "--params", str(params),
@@ -166,14 +167,15 @@ def main() -> None:
     params = load_params(REPO / "params.yaml")
     heads = HeadsConfig.parse(section(params, "heads"))
     train = from_dict(TrainConfig, section(params, "train"), "train")
+    own = {name: entry["train"] for name, entry in params["backbones"].items() if entry.get("train")}
     print(f"torch threads: {args.threads}, batch {args.batch_size or train.batch_size}, "
-          f"LAYA {asdict(heads.config('laya'))}, train.overrides {train.overrides}")
+          f"LAYA {asdict(heads.config('laya'))}, backbones' own train keys {own}")
     if args.backbone:
         cfg = replace(train, batch_size=args.batch_size or train.batch_size)
         return standard_size(args.backbone, args.samples, heads, cfg, args.epochs, args.threads)
     data = PreparedData(REPO / "data" / "prepared" / f"{params['data']['name']}.zarr")
     for name in args.backbones:
-        cfg = replace(train.for_backbone(name), batch_size=args.batch_size or train.batch_size)
+        cfg = replace(resolve(params, name).train, batch_size=args.batch_size or train.batch_size)
         store = FeatureStore.open(REPO / "data" / "features" / f"{name}.zarr")
         for count in args.threads:
             compare(name, store, data, REPO / "data" / "backbones" / name, heads, cfg, args.epochs, count)

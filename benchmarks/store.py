@@ -41,10 +41,11 @@ import zarr
 from torch import nn
 
 from laya import shard_files
-from laya.config import from_dict, section
+from laya.config import section
 from laya.heads import build
 from laya.parallel import one_thread
 from laya.params import load_params
+from laya.settings import resolve
 from laya.shard_files import write_rows
 from laya.shards import ShardPlan
 from laya.store import FeatureStore
@@ -309,7 +310,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
         compare_layouts(clt_tokens(store), args.block, args.rounds, codec, Path(tmp))
     heads = HeadsConfig.parse(section(params, "heads"))
-    train = from_dict(TrainConfig, section(params, "train"), "train").for_backbone(store.info.backbone)
+    train = resolve(params, store.info.backbone).train
     loader_stall(Path(args.features), heads, train, args.rounds)
 
 

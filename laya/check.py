@@ -1,8 +1,8 @@
 """Validate a whole params.yaml at once: every section parsed by its typed config, cross-references checked.
 
 Each stage validates its own section too; this check (stage `check`, which depends on the whole file) also
-catches what no single stage reads — an unknown top-level section, a `train.overrides` or `clt.backbone` that
-names no backbone — so `dvc repro` refuses a typo instead of saying "up to date".
+catches what no single stage reads — an unknown top-level section, an entry missing a key dvc.yaml tracks, a
+`clt.backbone` that names no backbone — so `dvc repro` refuses a typo instead of saying "up to date".
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from laya.backbones.config import BackboneConfig
 from laya.clt.config import CLTConfig, FrontierConfig, frontier_configs
 from laya.config import SECTIONS, ConfigError, from_dict, section
 from laya.data.config import DataConfig
@@ -19,7 +18,7 @@ from laya.device import resolve_device
 from laya.evaluate.config import EvaluateConfig
 from laya.extract.config import ExtractConfig
 from laya.parallel import resolve_workers
-from laya.train.config import HeadsConfig, TrainConfig
+from laya.settings import entries
 
 DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?")
 
@@ -33,28 +32,20 @@ def check_params(params: dict[str, Any], where: str = "params.yaml") -> list[str
     device = resolve_device(name)  # CUDA asked for on a machine without it: refused here, before DVC deletes outputs
     resolve_workers(params.get("workers", "auto"))
     from_dict(DataConfig, section(params, "data", where), "data")
-    backbones = section(params, "backbones", where)
-    if not backbones:
-        raise ConfigError(f"{where}: backbones: expected at least one backbone, e.g. mlp: {{arch: mlp}}.")
-    for name in backbones:
-        from_dict(BackboneConfig, section(params, f"backbones.{name}", where), f"backbones.{name}")
+    backbones = entries(params, where)  # each entry, with its heads and train recipe resolved
     from_dict(ExtractConfig, section(params, "extract", where), "extract").check_device(device)
-    heads = HeadsConfig.parse(section(params, "heads", where))
-    heads.check_extra(backbones)
-    train = from_dict(TrainConfig, section(params, "train", where), "train")
-    train.check_overrides(backbones)
     from_dict(EvaluateConfig, section(params, "evaluate", where), "evaluate")
     depth = from_dict(DepthConfig, section(params, "depth", where), "depth")
-    depth.check_backbones(backbones)
-    for name in depth.backbones:
-        depth.check_trained(heads.for_backbone(name).names, train.for_backbone(name).seeds)
+    for settings in backbones.values():
+        if settings.entry.depth:
+            depth.check_trained(settings.heads.names, settings.train.seeds, settings.name)
     clt = from_dict(CLTConfig, section(params, "clt", where), "clt")
     if clt.backbone not in backbones:
-        raise ConfigError(f"clt.backbone: {clt.backbone!r} is not in params `backbones` {sorted(backbones)}.")
-    unknown = [name for name in clt.compare if name not in backbones]
-    if unknown:
-        raise ConfigError(f"clt.compare: {unknown} are not in params `backbones` {sorted(backbones)}; remove them or "
-                          f"add those backbones.")
+        raise ConfigError(f"clt.backbone: {clt.backbone!r} is not in params `backbones` {list(backbones)}; name the "
+                          f"ViT the transcoder reads.")
+    if backbones[clt.backbone].entry.clt_compare:
+        raise ConfigError(f"backbones.{clt.backbone}.clt_compare: expected false for clt.backbone, whose own stage "
+                          f"is clt; set it to false.")
     sweep = from_dict(FrontierConfig, section(params, "clt_frontier", where), "clt_frontier")
     frontier_configs(clt, sweep.activations, sweep.ks, sweep.sparsities, sweep.epochs, sweep.max_images,
                      sweep.baselines)

@@ -3,7 +3,7 @@
     python pipeline/backbone.py --name mlp --data data/prepared/fashion_mnist.zarr \
         --out data/backbones/mlp --metrics reports/details/backbone_mlp.json
 
-Reads params `backbones.<name>`, `device` and `workers` (joint models side by side). Protocol frozen: the
+Reads params `backbones.<name>.backbone`, `device` and `workers` (joint models side by side). Protocol frozen: the
 backbone with a linear classifier; transfer: the same on `pretrain_classes` only; joint: per seed, backbone +
 LAYA head end to end (laya.protocols).
 Writes model.safetensors + config.json (the backbone card: the params used, the training history, the weights'
@@ -16,8 +16,8 @@ import time
 import numpy as np
 
 from laya.backbones import BackboneConfig
+from laya.backbones.config import entry
 from laya.cli import parser, run
-from laya.config import from_dict, section
 from laya.data import PreparedData
 from laya.device import device_from_params
 from laya.io import staged, write_json
@@ -50,8 +50,8 @@ def main() -> None:
     p.add_argument("--metrics", required=True, help="JSON metrics file to write")
     args = p.parse_args()
     params = load_params(args.params)
-    key = f"backbones.{args.name}"
-    cfg = from_dict(BackboneConfig, section(params, key), key)
+    key = f"backbones.{args.name}.backbone"
+    cfg = entry(params, args.name).backbone
     started = time.perf_counter()
     data = PreparedData(args.data)
     with staged(args.out, args.metrics) as (out, metrics):

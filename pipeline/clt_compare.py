@@ -1,33 +1,41 @@
-"""Stage `clt_compare@<name>`: the CLS/patch asymmetry on another ViT (params clt.compare) — a CLT trained with the
-`clt` params on <name>'s cached MLP inputs/outputs, its reconstruction of the test tokens, and the off-diagonal
-share of CLS and patch tokens with bootstrap intervals (laya.clt.asymmetry).
+"""Stage `clt_compare@<name>`: the CLS/patch asymmetry on another ViT (an entry with `clt_compare: true`) — a CLT
+trained with the `clt` params on <name>'s cached MLP inputs/outputs, its reconstruction of the test tokens, and
+the off-diagonal share of CLS and patch tokens with bootstrap intervals (laya.clt.asymmetry).
 
     python pipeline/clt_compare.py --name vit_transfer --features data/features/vit_transfer.zarr \
         --metrics reports/details/clt_compare_vit_transfer.json
 
-Reads params `clt` and `device`; reads the feature cache only (no replacement runs: those are the `clt` stage's).
+Reads params `backbones.<name>.clt_compare` (false: writes only a record that the stage did not run), `clt` and
+`device`; reads the feature cache only (no replacement runs: those are the `clt` stage's).
 """
 
 import time
 
+from laya.backbones.config import entry
 from laya.cli import parser, run
 from laya.clt import CLTConfig
 from laya.clt.asymmetry import asymmetry, describe_asymmetry
 from laya.clt.run import reconstruction, test_tokens, train_clt
 from laya.config import from_dict, section
 from laya.device import device_from_params
-from laya.io import write_json
+from laya.io import write_json, write_not_run
 from laya.params import load_params
 from laya.store import FeatureStore
 
 
 def main() -> None:
     p = parser(__doc__)
-    p.add_argument("--name", required=True, help="a key of params backbones listed in clt.compare")
+    p.add_argument("--name", required=True, help="backbone name, a key of params `backbones`")
     p.add_argument("--features", required=True, help="its feature store, with MLP inputs/outputs (extract.mlp_io)")
     p.add_argument("--metrics", required=True, help="detail metrics JSON (the report's asymmetry table)")
     args = p.parse_args()
     params = load_params(args.params)
+    found = entry(params, args.name)
+    if not found.clt_compare:
+        why = f"backbones.{args.name}.clt_compare is false"
+        write_not_run(args.metrics, why)
+        print(f"clt_compare@{args.name}: not run ({why})")
+        return
     cfg = from_dict(CLTConfig, section(params, "clt"), "clt")
     device = device_from_params(params)
     store = FeatureStore.open(args.features)

@@ -5,9 +5,10 @@ softmax probability), with the frozen backbone's FLOPs counted by torch.
     python pipeline/depth.py --name mlp --features data/features/mlp.zarr --heads data/heads/mlp \
         --backbone data/backbones/mlp --metrics reports/details/depth_mlp.json --figures reports/figures/depth_mlp
 
-Reads params `depth` (which head ranks the layers, the retrained heads' recipe, the exit sweep), `heads` (the
-head's hyper-parameters), `train` (with train.overrides.<name>: the recipe the retrained heads shorten) and
-`workers` (the retrained heads side by side). Heads retrain on the CPU, one torch thread each, so the outputs
+Reads params `backbones.<name>` (`depth: false` writes only a record that the stage did not run; its heads and
+train keys), `depth` (which head ranks the layers, the retrained heads' recipe, the exit sweep), `heads` (the
+head's hyper-parameters), `train` (the recipe the retrained heads shorten) and `workers` (the retrained heads side
+by side). Heads retrain on the CPU, one torch thread each, so the outputs
 are the same bits for any worker count.
 """
 
@@ -19,16 +20,16 @@ from laya.config import from_dict, section
 from laya.depth import DepthConfig
 from laya.depth.figures import early_exit_figure, pruning_figure
 from laya.depth.run import backbone_flops, depth_uses
-from laya.io import staged, write_json
+from laya.io import staged, write_json, write_not_run
 from laya.parallel import workers_from_params
 from laya.params import load_params
+from laya.settings import resolve
 from laya.store import FeatureStore
-from laya.train import HeadsConfig, TrainConfig
 
 
 def main() -> None:
     p = parser(__doc__)
-    p.add_argument("--name", required=True, help="backbone name, one of params depth.backbones")
+    p.add_argument("--name", required=True, help="backbone name, a key of params `backbones`")
     p.add_argument("--features", required=True, help="feature store (output of `extract@<name>`)")
     p.add_argument("--heads", required=True, help="trained heads folder (output of `train@<name>`)")
     p.add_argument("--backbone", required=True, help="the frozen backbone's folder (its FLOPs are counted)")
@@ -36,10 +37,17 @@ def main() -> None:
     p.add_argument("--figures", required=True, help="folder for the PNG figures")
     args = p.parse_args()
     params = load_params(args.params)
+    settings = resolve(params, args.name)
+    if not settings.entry.depth:
+        why = f"{settings.key}.depth is false"
+        with staged(args.metrics, args.figures) as (metrics_path, figures):
+            write_not_run(metrics_path, why)
+            figures.mkdir(parents=True)
+        print(f"depth@{args.name}: not run ({why})")
+        return
     cfg = from_dict(DepthConfig, section(params, "depth"), "depth")
-    cfg.check_backbones(params.get("backbones") or {})
-    heads = HeadsConfig.parse(section(params, "heads")).for_backbone(args.name)
-    train = from_dict(TrainConfig, section(params, "train"), "train").for_backbone(args.name)
+    heads, train = settings.heads, settings.train
+    cfg.check_trained(heads.names, train.seeds, args.name)
     started = time.perf_counter()
     store = FeatureStore.open(args.features)
     store.check_built_from(BackboneCard.load(args.backbone))

@@ -10,7 +10,7 @@ for the spatial maps, the frozen backbone and the prepared images).
 
 With --backbone and --data, the explained inputs of a backbone whose layers have spatial axes (CNN, ViT) also
 get a map per layer from the backbone run live (laya.spatial; params evaluate.spatial).
-Reads params `backbones.<name>` (protocol joint: seed k's heads are evaluated on joint model k's cache, and
+Reads params `backbones.<name>.backbone` (protocol joint: seed k's heads are evaluated on joint model k's cache, and
 `laya_joint` joins the heads explained), `evaluate`, `device` and `workers` (seeds side by side); evaluates the
 seeds of evaluate.seeds that were trained. The cost of each method (ms per explanation) goes to --timings, which is
 not a DVC output: wall-clock times differ from run to run, and every DVC output is reproducible bit for bit.
@@ -19,7 +19,7 @@ not a DVC output: wall-clock times differ from run to run, and every DVC output 
 import time
 from pathlib import Path
 
-from laya.backbones import BackboneConfig
+from laya.backbones.config import entry
 from laya.cli import parser, run
 from laya.config import from_dict, section
 from laya.data import PreparedData
@@ -50,8 +50,8 @@ def main() -> None:
     cfg, dropped = for_trained(from_dict(EvaluateConfig, section(params, "evaluate"), "evaluate"), args.heads)
     if dropped:
         print(f"evaluate@{args.name}: heads {dropped} were not trained for {args.name}; their pairs are skipped")
-    key = f"backbones.{args.name}"
-    bb = from_dict(BackboneConfig, section(params, key), key)
+    key = f"backbones.{args.name}.backbone"
+    bb = entry(params, args.name).backbone
     started = time.perf_counter()
     stores = [(FeatureStore.open(unit.path(args.features)), trained_seeds(cfg, args.heads, unit.seeds))
               for unit in units(bb, key)]

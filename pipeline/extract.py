@@ -3,9 +3,10 @@
     python pipeline/extract.py --name vit --data data/prepared/fashion_mnist.zarr \
         --backbone data/backbones/vit --out data/features/vit.zarr
 
-Reads params `backbones.<name>` (its protocol: transfer caches the classes the backbone never saw; joint one
-store per seed, as child groups seed<k>/ of --out), `extract`, `clt.backbone` and `clt.compare` (whose caches get
-the MLP inputs/outputs when `extract.mlp_io: auto`) and `device`. Resumable: kill it at any moment and run it again; it
+Reads params `backbones.<name>.backbone` (its protocol: transfer caches the classes the backbone never saw;
+joint one store per seed, as child groups seed<k>/ of --out), `extract`, `clt.backbone` and
+`backbones.<name>.clt_compare` (a transcoder's backbone gets the MLP inputs/outputs when `extract.mlp_io: auto`)
+and `device`. Resumable: kill it at any moment and run it again; it
 continues from the completed shards kept in <out's folder>/.partial/ and the final store is bit-identical.
 
 Several processes: `extract.procs: N` starts N ranks on this machine with torchrun's launcher; across machines
@@ -21,7 +22,9 @@ from pathlib import Path
 import zarr
 
 from laya.backbones import BackboneConfig, load_backbone
+from laya.backbones.config import entry
 from laya.cli import parser, run
+from laya.clt.config import CLTConfig
 from laya.config import ConfigError, from_dict, section
 from laya.data import SPLITS, PreparedData
 from laya.device import device_from_params
@@ -99,12 +102,10 @@ def main() -> None:
     p.add_argument("--work-dir", default=None, help="where the store is built (default: <out folder>/.partial)")
     args = p.parse_args()
     params = load_params(args.params)
-    key = f"backbones.{args.name}"
-    bb = from_dict(BackboneConfig, section(params, key), key)
-    clt = params.get("clt") or {}
-    transcoded = args.name in [clt.get("backbone"), *(clt.get("compare") or [])]  # the CLT stages read its tokens
-    cfg = from_dict(ExtractConfig, section(params, "extract"), "extract").for_backbone(
-        args.name, args.name if transcoded else None)
+    found = entry(params, args.name)
+    key, bb = f"backbones.{args.name}.backbone", found.backbone
+    transcoded = found.clt_compare or args.name == from_dict(CLTConfig, params.get("clt"), "clt").backbone
+    cfg = from_dict(ExtractConfig, section(params, "extract"), "extract").for_backbone(transcoded)
     data = head_data(bb, PreparedData(args.data), key)
     device = device_from_params(params)
     cfg.check_device(device)

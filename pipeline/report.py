@@ -12,6 +12,7 @@ figure inline. Reads params `data.name` (headings), `backbones` (which, in which
 
 from pathlib import Path
 
+from laya.backbones.config import entry
 from laya.cli import parser, run
 from laya.config import section
 from laya.data import dataset_title
@@ -45,7 +46,7 @@ def main() -> None:
                           Path(args.details), Path(args.curves), Path(args.figures),
                           list(section(params, "heads").get("names") or []),
                           [(method, head) for method, heads in methods.items() for head in heads],
-                          dict(section(params, "backbones")))
+                          {name: entry(params, name).backbone for name in section(params, "backbones")})
     blocks = report_blocks(inputs)
     with staged(args.metrics, args.plots, args.markdown, args.html) as (metrics, plots, markdown, page):
         metrics.mkdir(parents=True)

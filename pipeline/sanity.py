@@ -4,16 +4,15 @@
         --metrics reports/details/sanity_mlp.json --figure reports/figures/sanity_mlp.png
 
 Reads params `evaluate.sanity` (heads, methods, samples, label epochs), `evaluate.ablation` and `evaluate.seeds`
-(the same ablation values; the first evaluated seed is checked), `train` (the permuted-label head's recipe, with
-train.overrides.<name>), `backbones.<name>` (protocol joint: joint model 0's cache), `device` and `workers` (heads
-side by side). For each head: cascading model randomisation (classifier → scorer → adapters) and a head trained
-on permuted labels; per method the mean Spearman between its attributions on the trained and on the
-destroyed head (laya.sanity).
+(the same ablation values; the first evaluated seed is checked), `train` and `backbones.<name>.train` (the
+permuted-label head's recipe), `backbones.<name>.backbone` (protocol joint: joint model 0's cache), `device` and
+`workers` (heads side by side). For each head: cascading model randomisation (classifier → scorer → adapters)
+and a head trained on permuted labels; per method the mean Spearman between its attributions on the trained and
+on the destroyed head (laya.sanity).
 """
 
 import time
 
-from laya.backbones import BackboneConfig
 from laya.cli import parser, run
 from laya.config import ConfigError, from_dict, section
 from laya.device import device_from_params
@@ -24,9 +23,9 @@ from laya.params import load_params
 from laya.protocols import units
 from laya.sanity.figure import sanity_figure
 from laya.sanity.run import SanityRun, check_run
+from laya.settings import resolve
 from laya.statistics import layer_means
 from laya.store import FeatureStore
-from laya.train import TrainConfig
 from laya.trained import load_heads, trained_heads, trained_seeds
 
 
@@ -41,9 +40,8 @@ def main() -> None:
     params = load_params(args.params)
     evaluate = from_dict(EvaluateConfig, section(params, "evaluate"), "evaluate")
     cfg = evaluate.sanity_config()
-    train = from_dict(TrainConfig, section(params, "train"), "train").for_backbone(args.name)
-    key = f"backbones.{args.name}"
-    bb = from_dict(BackboneConfig, section(params, key), key)
+    settings = resolve(params, args.name)
+    train, bb, key = settings.train, settings.backbone, settings.backbone_key
     started = time.perf_counter()
     made = trained_heads(args.heads) or []
     heads = [h for h in cfg.heads if h in made]

@@ -4,9 +4,9 @@
         --backbone data/backbones/mlp --out data/heads/mlp \
         --metrics reports/details/train_mlp.json --curves reports/curves/mlp
 
-Reads params `backbones.<name>` (protocol joint: the heads of seed k train on joint model k's cache, and the co-
-trained `laya_joint` heads are scored on their caches like the others), `heads`, `train` (with
-`train.overrides.<name>` applied), `device` and `workers` (head × seed runs side by side). Refuses a cache built
+Reads params `backbones.<name>` (its protocol — joint: the heads of seed k train on joint model k's cache, and the
+co-trained `laya_joint` heads are scored on their caches like the others —, its own heads and train keys),
+`heads`, `train`, `device` and `workers` (head × seed runs side by side). Refuses a cache built
 from other backbone weights or data than --backbone's card says.
 Writes each head as safetensors + config.json (its card) under --out/<head>/seed<k>/.
 """
@@ -15,17 +15,17 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from laya.backbones import BackboneCard, BackboneConfig
+from laya.backbones import BackboneCard
 from laya.cli import parser, run
-from laya.config import from_dict, section
 from laya.device import device_from_params
 from laya.heads import JOINT_HEAD
 from laya.io import staged, write_json
 from laya.parallel import workers_from_params
 from laya.params import load_params
 from laya.protocols import units
+from laya.settings import resolve
 from laya.store import FeatureStore
-from laya.train import HeadsConfig, TrainConfig, summarise, train_units, write_curves
+from laya.train import summarise, train_units, write_curves
 from laya.train.joint import adopt_joint_head
 
 
@@ -39,14 +39,8 @@ def main() -> None:
     p.add_argument("--curves", required=True, help="folder for per-head training curves, every seed")
     args = p.parse_args()
     params = load_params(args.params)
-    heads = HeadsConfig.parse(section(params, "heads"))
-    heads.check_extra(params.get("backbones") or {})
-    heads = heads.for_backbone(args.name)
-    cfg = from_dict(TrainConfig, section(params, "train"), "train")
-    cfg.check_overrides(params.get("backbones") or {})
-    cfg = cfg.for_backbone(args.name)
-    key = f"backbones.{args.name}"
-    bb = from_dict(BackboneConfig, section(params, key), key)
+    settings = resolve(params, args.name)
+    heads, cfg, bb, key = settings.heads, settings.train, settings.backbone, settings.backbone_key
     device = device_from_params(params)
     workers = workers_from_params(params, device)
     started = time.perf_counter()

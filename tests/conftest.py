@@ -164,7 +164,8 @@ def extract_command(params: Path, data_path: Path, backbone: Path, out: str | Pa
     import yaml
 
     params.parent.mkdir(parents=True, exist_ok=True)
-    params.write_text(yaml.safe_dump({"device": "cpu", "backbones": {"vit": {"arch": "vit"}}, "extract": extract}))
+    params.write_text(yaml.safe_dump({"device": "cpu", "backbones": {"vit": {"backbone": {"arch": "vit"}}},
+                                      "extract": extract}))
     return [sys.executable, str(REPO / "pipeline" / "extract.py"), "--params", str(params), "--name", "vit",
             "--data", str(data_path), "--backbone", str(backbone), "--out", str(out)]
 

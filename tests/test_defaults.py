@@ -23,11 +23,9 @@ PARAMS = yaml.safe_load((REPO / "params.yaml").read_text())
 GLOBAL_SECTIONS = {"data": DataConfig, "extract": ExtractConfig, "train": TrainConfig, "evaluate": EvaluateConfig,
                    "depth": DepthConfig, "clt": CLTConfig, "clt_frontier": FrontierConfig}
 NESTED = {"evaluate.sanity": SanityConfig, "evaluate.spatial": SpatialConfig}
-# keys that name the default backbones themselves: they have no meaningful code default
-NAMES_BACKBONES = {"train.overrides", "heads.extra", "clt.compare"}
-# keys that also name heads only some backbones train (the joint protocol's, heads.extra's): equal to the code
+# keys that also name heads only some backbones train (the joint protocol's, an entry's own): equal to the code
 # default once those heads are taken out
-PER_BACKBONE_HEADS = {JOINT_HEAD, *(h for names in PARAMS["heads"].get("extra", {}).values() for h in names)}
+PER_BACKBONE_HEADS = {JOINT_HEAD, *(h for entry in PARAMS["backbones"].values() for h in entry["heads"])}
 NAMES_HEADS = {"evaluate.methods", "evaluate.cross_ablation"}
 
 
@@ -51,7 +49,7 @@ def _disagreements(cls, values: dict, key: str) -> list[str]:
     found = []
     for f in dataclasses.fields(cls):
         name = f"{key}.{f.name}"
-        if f.name not in values or name in NAMES_BACKBONES or name in NESTED:
+        if f.name not in values or name in NESTED:
             continue
         code, param = getattr(coded, f.name), getattr(given, f.name)
         if name in NAMES_HEADS:

@@ -9,6 +9,7 @@ from torch import nn
 
 from conftest import write_feature_store
 from laya import FeatureStore
+from laya.backbones.config import entry
 from laya.config import ConfigError, from_dict
 from laya.depth import DepthConfig
 from laya.depth.early_exit import exit_depth, flops_within, frontier_area, sweep
@@ -69,7 +70,7 @@ def toy(tmp_path_factory):
 
 def test_pruning_the_layers_a_head_ignores_loses_nothing_and_exit_rules_cover_the_range(toy):
     store, heads_dir, train = toy
-    cfg = DepthConfig(backbones=["toy"], random_orders=2, loo_samples=300, epochs=15, patience=5, thresholds=11)
+    cfg = DepthConfig(random_orders=2, loo_samples=300, epochs=15, patience=5, thresholds=11)
     flops = {"layer0": 100, "layer1": 250, "layer2": 400}
     m = depth_uses("toy", store, heads_dir, flops, cfg, HeadsConfig(names=["scalarmix", "laya"]), train)
     assert m["layers"] == ["layer0", "layer1", "layer2"] and m["flops"] == [100, 250, 400]
@@ -92,7 +93,7 @@ def test_pruning_the_layers_a_head_ignores_loses_nothing_and_exit_rules_cover_th
 
 
 @pytest.mark.parametrize("values, match", [
-    ({"backbones": []}, r"depth.backbones: expected a non-empty list"),
+    ({"backbones": ["mlp"]}, r"depth: unknown key\(s\) \['backbones'\]"),  # an entry's `depth: true` now
     ({"tolerance": 1.5}, r"depth.tolerance: expected an accuracy gap in \[0, 1\)"),
     ({"thresholds": 1}, r"depth.thresholds: expected an integer ≥ 2"),
 ])
@@ -101,13 +102,13 @@ def test_bad_depth_params(values, match):
         from_dict(DepthConfig, values, "depth")
 
 
-def test_depth_backbones_and_head_are_checked_against_the_other_sections():
-    cfg = DepthConfig(backbones=["mlp", "cnn_joint"])
-    with pytest.raises(ConfigError, match=r"depth.backbones: \['cnn_joint'\] are trained jointly"):
-        cfg.check_backbones({"mlp": {"arch": "mlp"}, "cnn_joint": {"arch": "cnn", "protocol": "joint"}})
-    with pytest.raises(ConfigError, match=r"depth.backbones: \['vit'\] not in params `backbones`"):
-        DepthConfig(backbones=["vit"]).check_backbones({"mlp": {}})
+def test_depth_is_checked_against_the_backbone_s_heads_and_seeds():
+    joint = {"backbone": {"arch": "cnn", "protocol": "joint"}, "depth": True}
+    with pytest.raises(ConfigError, match=r"backbones.cnn_joint.depth: expected false for protocol joint"):
+        entry({"backbones": {"cnn_joint": joint}}, "cnn_joint")
     with pytest.raises(ConfigError, match=r"depth.head: 'concat' has no layer weights"):
-        DepthConfig(head="concat").check_trained(["concat", "laya"], [0])
-    with pytest.raises(ConfigError, match=r"depth.seed: 3 is not among train.seeds \[0, 1\]"):
-        DepthConfig(seed=3).check_trained(["laya"], [0, 1])
+        DepthConfig(head="concat").check_trained(["concat", "laya"], [0], "mlp")
+    with pytest.raises(ConfigError, match=r"depth.head: 'laya' is not among the heads trained for mlp \['last'\]"):
+        DepthConfig().check_trained(["last"], [0], "mlp")
+    with pytest.raises(ConfigError, match=r"depth.seed: 3 is not among the train seeds of mlp \[0, 1\]"):
+        DepthConfig(seed=3).check_trained(["laya"], [0, 1], "mlp")

@@ -41,8 +41,8 @@ def _copy_repo(dest: Path) -> None:
 
 
 NAMES = ("mlp", "vit", "mlp_joint", "vit_transfer")  # the smoke run's backbones: every protocol, the CLT's vit and
-# the ViT clt.compare tests the CLS/patch asymmetry on (CNNs: test_backbones, test_spatial)
-DEPTH = ("mlp",)  # smoke_params.yaml's depth.backbones
+# the ViT whose entry has clt_compare: true (CNNs: test_backbones, test_spatial)
+DEPTH = ("mlp",)  # the smoke run's entries with depth: true
 # the README's `dvc exp show` recipes, run as written (after the experiment below)
 README_RECIPES = [line[2:] for line in (REPO / "README.md").read_text().splitlines()
                   if line.startswith("$ dvc exp show")]
@@ -77,7 +77,6 @@ def test_dvc_repro_smoke(tmp_path):
     params = yaml.safe_load((repo / "params.yaml").read_text())
     _merge(params, yaml.safe_load((REPO / "tests" / "smoke_params.yaml").read_text()))
     params["backbones"] = {name: params["backbones"][name] for name in NAMES}
-    params["train"]["overrides"] = {k: v for k, v in params["train"]["overrides"].items() if k in NAMES}
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     (repo / "dvc.lock").unlink(missing_ok=True)
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
@@ -108,7 +107,7 @@ def test_dvc_repro_smoke(tmp_path):
     assert len(vit.layers) == 6 and vit.attrs["mlp_io"]
     assert vit.array("test", "mlp_out_patch").shape == (400, 4, 6, 64)
 
-    heads = {"mlp": {"laya_aligned"}, "mlp_joint": {"laya_joint"}}  # heads.extra, the joint protocol's head
+    heads = {"mlp": {"laya_aligned"}, "mlp_joint": {"laya_joint"}}  # the mlp entry's heads, the joint protocol's
     for name in NAMES:
         accuracy = read_json(repo / "reports" / "details" / f"train_{name}.json")["accuracy"]
         assert set(accuracy) == {"last", "concat", "scalarmix", "laya"} | heads.get(name, set())
@@ -142,6 +141,11 @@ def test_dvc_repro_smoke(tmp_path):
             assert len(list((repo / "reports" / "figures" / name / "where").glob("test_*.png"))) == 4
         shifts = read_json(repo / "reports" / "depth" / f"{name}.json")["alpha_shift_by_class"]
         assert len(shifts) == len(read_json(repo / "reports" / "depth" / f"{name}.json")["classes"])
+    for name in set(NAMES) - set(DEPTH):  # an entry with depth: false records that the stage did not run
+        assert read_json(repo / "reports" / "details" / f"depth_{name}.json") == {
+            "not_run": f"backbones.{name}.depth is false"}
+    assert read_json(repo / "reports" / "details" / "clt_compare_mlp.json") == {
+        "not_run": "backbones.mlp.clt_compare is false"}
     for name in DEPTH:
         depth = read_json(repo / "reports" / "details" / f"depth_{name}.json")
         assert set(depth["pruning"]["curves"]) == {"alpha", "scalarmix", "loo", "random0"}
@@ -162,7 +166,7 @@ def test_dvc_repro_smoke(tmp_path):
         y_hat = transcoder(transcoder.encoder_input(tokens.x.float(), tokens.y.float())).y.numpy()
     r2 = 1 - ((y - y_hat) ** 2).sum((0, 2)) / ((y - y.mean(0)) ** 2).sum((0, 2))
     assert list(clt["cls"]["per_layer"]["r2"].values()) == pytest.approx(r2, abs=1e-4)
-    assert transfer.attrs["mlp_io"]  # clt.compare: its cache holds the MLP inputs/outputs too
+    assert transfer.attrs["mlp_io"]  # its entry's clt_compare: its cache holds the MLP inputs/outputs too
     for found in (clt, read_json(repo / "reports" / "details" / "clt_compare_vit_transfer.json")):
         shares = found["asymmetry"]
         assert shares["cls"]["ci95"][0] <= shares["cls"]["mean"] <= shares["cls"]["ci95"][1] and shares["images"] > 0
@@ -177,7 +181,7 @@ def test_dvc_repro_smoke(tmp_path):
     assert "| laya |" in report and "| laya | ig |" in report and "| relu_topk_k16 |" in report
     assert "| mlp | joint | mlp_joint | 1 |" in report and "| vit | transfer | vit_transfer | 1 |" in report
     assert "| mlp | laya | intrinsic | 1.000 |" in report  # the sanity table
-    assert "## Failure detection" in report and "| vit | alpha |" in report  # the early-exit table
+    assert "## Failure detection" in report and "| mlp | alpha |" in report  # the early-exit table (depth@mlp)
     assert "(Fashion-MNIST test split)" in report
     assert "](figures/vit/methods.png)" in report and (repo / "reports" / "index.html").stat().st_size > 100_000
     headline = read_json(repo / "reports" / "metrics" / "mlp.json")["mlp"]
@@ -234,7 +238,8 @@ def test_dvc_repro_smoke(tmp_path):
     # report, not the frontier, the heads or the caches (one small experiment keeps the smoke run short; which
     # stages read each params section is tests/test_dvc_yaml's, e.g. evaluate.* → evaluate, sanity and report)
     exp = _run(["dvc", "exp", "run", "-S", "clt.activation=abs_topk"], repo, env)
-    assert _stages_run(exp) == {"check", "clt", "clt_compare@vit_transfer", "report"}, exp
+    # (clt_compare@<name> of every entry reads `clt`; those with clt_compare: false only record that they did not run)
+    assert _stages_run(exp) == {"check", "clt", "report", *(f"clt_compare@{name}" for name in NAMES)}, exp
     diff = _run(["dvc", "metrics", "diff", "--targets", "reports/metrics/mlp.json", "reports/metrics/clt.json"],
                 repo, env)
     assert "clt.r2.cls" in diff and "reports/metrics/mlp.json" not in diff and "seeds" not in diff, diff

@@ -156,7 +156,7 @@ def test_killed_process_resumes_to_the_same_store(tmp_path):
     backbone = tiny_backbone(tmp_path / "bb", "cnn", data.attrs["data_sha256"])
     cfg = ExtractConfig(batch_size=2, shard_size=64)
     params = tmp_path / "params.yaml"
-    params.write_text(yaml.safe_dump({"device": "cpu", "backbones": {"cnn": {"arch": "cnn"}},
+    params.write_text(yaml.safe_dump({"device": "cpu", "backbones": {"cnn": {"backbone": {"arch": "cnn"}}},
                                      "extract": {"batch_size": 2, "shard_size": 64, "procs": 1}}))
     out = tmp_path / "killed" / "cnn.zarr"
     cmd = [sys.executable, str(REPO / "pipeline" / "extract.py"), "--params", str(params), "--name", "cnn",
@@ -176,7 +176,7 @@ def test_killed_process_resumes_to_the_same_store(tmp_path):
     assert resumed.returncode == 0, resumed.stderr
     assert "resumed" in resumed.stdout
     model, meta = load_backbone(backbone)
-    extract_features(model, meta, data, tmp_path / "clean" / "cnn.zarr", cfg.for_backbone("cnn", None), CPU)
+    extract_features(model, meta, data, tmp_path / "clean" / "cnn.zarr", cfg.for_backbone(False), CPU)
     assert _tree_bytes(out) == _tree_bytes(tmp_path / "clean" / "cnn.zarr")
 
 
@@ -235,9 +235,9 @@ def test_store_info_round_trips_and_a_prepared_store_is_not_a_feature_store(tmp_
 def test_mlp_io_auto_caches_the_transcoder_inputs_for_the_clt_backbone_only(tmp_path, prepared_path, capsys):
     auto = ExtractConfig(batch_size=16, shard_size=64, patch_tokens=3)
     assert auto.mlp_io == "auto"
-    assert auto.for_backbone("vit", "vit").mlp_io is True and auto.for_backbone("vit2", "vit").mlp_io is False
-    assert replace(auto, mlp_io=True).for_backbone("vit2", "vit").mlp_io is True  # an explicit choice stands
-    _, out, *_ = _extract(tmp_path, "vit", prepared_path, cfg=auto.for_backbone("vit2", "vit"))
+    assert auto.for_backbone(True).mlp_io is True and auto.for_backbone(False).mlp_io is False
+    assert replace(auto, mlp_io=True).for_backbone(False).mlp_io is True  # an explicit choice stands
+    _, out, *_ = _extract(tmp_path, "vit", prepared_path, cfg=auto.for_backbone(False))
     store = FeatureStore.open(out)
     assert not store.attrs["mlp_io"] and store.attrs["extract"]["mlp_io"] is False  # never "auto" in a store
     plan = capsys.readouterr().out

@@ -28,7 +28,8 @@ LAYERS = [  # lowest first; a pattern ending in .* is a whole package
                    "laya.backbones.build", "laya.backbones", "laya.clt.card"]),  # weights + card on disk
     ("storage", ["laya.location", "laya.zarrio", "laya.shard_files", "laya.shards", "laya.store", "laya.store_info",
                  "laya.prefetch", "laya.statistics", "laya.interop", "laya.interop.*", "laya.data", "laya.data.*"]),
-    ("stages", ["laya.trained", "laya.backbones.fit", "laya.backbones.create", "laya.protocols", "laya.protocols.*",
+    ("stages", ["laya.settings", "laya.trained", "laya.backbones.fit", "laya.backbones.create", "laya.protocols",
+                "laya.protocols.*",
                 "laya.extract", "laya.extract.*", "laya.train", "laya.train.*", "laya.evaluate", "laya.evaluate.*",
                 "laya.spatial", "laya.spatial.*", "laya.sanity", "laya.sanity.*", "laya.depth", "laya.depth.*",
                 "laya.clt", "laya.clt.*", "laya.report", "laya.report.*"]),

@@ -152,6 +152,6 @@ def test_workers_auto_is_one_per_core_on_cpu_and_one_on_cuda():
 
 
 def test_params_check_refuses_bad_workers():
-    params = {"workers": 0, "data": {}, "backbones": {"mlp": {"arch": "mlp"}}}
+    params = {"workers": 0, "data": {}, "backbones": {"mlp": {"backbone": {"arch": "mlp"}}}}
     with pytest.raises(ConfigError, match="workers: expected auto or an integer"):
         check_params(params)

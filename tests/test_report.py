@@ -7,6 +7,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from laya.backbones.config import BackboneConfig  # noqa: E402
 from laya.report import (  # noqa: E402
     ReportInputs,
     backbone_headline,
@@ -168,8 +169,8 @@ def test_protocol_tables_put_each_architecture_s_protocols_side_by_side_with_the
         "deletion_at_1": {"laya_joint": {"intrinsic": 0.2}}, "deletion_at_1_std": {"laya_joint": {"intrinsic": 0.0}},
         "deletion_auc": {"laya_joint": {"intrinsic": 0.1}}, "faithfulness_undefined": {"laya_joint": {"intrinsic": 0}},
         "accuracy": {"laya_joint": 0.88}, "ablated_accuracy": {"laya_joint": {"l0": 0.5}}})
-    entries = {"mlp_transfer": {"arch": "mlp", "protocol": "transfer"}, "mlp": {"arch": "mlp"},
-               "mlp_joint": {"arch": "mlp", "protocol": "joint"}}
+    entries = {"mlp_transfer": BackboneConfig(arch="mlp", protocol="transfer", pretrain_classes=[0]),
+               "mlp": BackboneConfig(arch="mlp"), "mlp_joint": BackboneConfig(arch="mlp", protocol="joint")}
     text = _markdown(ReportInputs("Fashion-MNIST", list(entries), tmp_path, heads=["last", "laya"],
                                   entries=entries))
     table = text[text.index("| arch | protocol | entry |"):]

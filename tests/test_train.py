@@ -16,6 +16,7 @@ from conftest import REPO, tiny_card, write_feature_store
 from laya import FeatureStore
 from laya.config import ConfigError, from_dict
 from laya.heads import HeadCard
+from laya.settings import resolve
 from laya.train import HeadsConfig, TrainConfig, moving_average, summarise, train_heads
 from laya.train.dropout import InputDropout, uniform_uint16
 from laya.train.loop import mix
@@ -90,19 +91,22 @@ def test_layer_index_not_in_store(store_path, tmp_path):
     (TrainConfig, {"lr": "fast"}, r"train.lr: expected a number"),
     (TrainConfig, {"ema": 1.0}, r"train.ema: expected a number in \[0, 1\) \(0 = off\), got 1.0"),
     (TrainConfig, {"mixup": -0.2}, r"train.mixup: expected a number ≥ 0"),
-    (TrainConfig, {"overrides": {"mlp": {"mixup": -1}}}, r"train.overrides.mlp.mixup: expected a number ≥ 0"),
-    (TrainConfig, {"overrides": {"mlp": {"tau": 1}}}, r"train.overrides.mlp: unknown key\(s\) \['tau'\]"),
+    (TrainConfig, {"overrides": {"mlp": {"mixup": -1}}}, r"train: unknown key\(s\) \['overrides'\]"),
 ])
 def test_bad_config(section, values, match):
     with pytest.raises(ConfigError, match=match):
         HeadsConfig.parse(values) if section is HeadsConfig else from_dict(section, values, "train")
 
 
-def test_overrides_apply_to_their_backbone_only():
-    cfg = from_dict(TrainConfig, {"lr": 0.01, "overrides": {"mlp": {"mixup": 0.4, "lr": 0.001}}}, "train")
-    mlp = cfg.for_backbone("mlp")
-    assert (mlp.mixup, mlp.lr, mlp.overrides) == (0.4, 0.001, {})
-    assert cfg.for_backbone("cnn") == replace(cfg, overrides={})
+def test_a_backbone_s_train_keys_apply_to_its_heads_only():
+    params = {"backbones": {"mlp": {"backbone": {"arch": "mlp"}, "train": {"mixup": 0.4, "lr": 0.001}},
+                            "cnn": {"backbone": {"arch": "cnn"}}},
+              "heads": {}, "train": {"lr": 0.01, "epochs": 7}}
+    mlp, cnn = resolve(params, "mlp").train, resolve(params, "cnn").train
+    assert (mlp.mixup, mlp.lr, mlp.epochs) == (0.4, 0.001, 7)
+    assert cnn == from_dict(TrainConfig, params["train"], "train")
+    with pytest.raises(ConfigError, match=r"backbones.mlp.train.mixup: expected a number ≥ 0"):
+        resolve({**params, "backbones": {"mlp": {"backbone": {}, "train": {"mixup": -1}}}}, "mlp")
 
 
 def test_mixup_mixes_every_layer_and_the_labels_alike():
@@ -150,7 +154,7 @@ def test_moving_average_follows_the_recursion():
     assert moving_average(head, decay=0.0) is None
 
 
-TOY_BACKBONE = {"backbones": {"toy": {"arch": "mlp"}}}  # the frozen protocol
+TOY_BACKBONE = {"backbones": {"toy": {"backbone": {"arch": "mlp"}}}}  # the frozen protocol
 
 
 def _stage(tmp_path, store_path, backbone_sha, params):

@@ -1,5 +1,5 @@
-"""params.yaml `backbones.<name>:` entries — one backbone each, with the protocol it is trained under — and each
-architecture's model config."""
+"""params.yaml `backbones.<name>` entries — one backbone each, with the protocol it is trained under and what the
+pipeline does with it — and each architecture's model config."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ from laya.backbones.cnn import CNNConfig
 from laya.backbones.intermediates import POOLINGS
 from laya.backbones.mlp import MLPConfig
 from laya.backbones.vit import ViTConfig
-from laya.config import choice, from_dict, require
+from laya.config import choice, from_dict, require, section
 
 ARCHS = ("mlp", "cnn", "vit", "timm")
 MODEL_CONFIGS = {"mlp": MLPConfig, "cnn": CNNConfig, "vit": ViTConfig}  # timm: keyword arguments of create_model
 SCHEDULES = ("constant", "cosine")
 PROTOCOLS = ("frozen", "joint", "transfer")  # see laya.protocols
+ENTRY_KEYS = ("backbone", "heads", "train", "depth", "clt_compare")  # dvc.yaml reads each one as a stage param
 
 
 @dataclass(frozen=True)
@@ -112,3 +113,24 @@ class JointConfig:
         from laya.heads.attention import LAYAConfig
 
         return from_dict(LAYAConfig, self.head, f"{key}.head")
+
+
+@dataclass(frozen=True)
+class BackboneEntry:
+    """params `backbones.<name>`."""
+
+    backbone: BackboneConfig  # stage backbone@<name> (and what every other stage reads of it: its protocol)
+    heads: list[str] = field(default_factory=list)  # heads trained for it besides heads.names
+    train: dict[str, Any] = field(default_factory=dict)  # train keys that differ for its heads
+    depth: bool = False  # stage depth@<name>: layers pruned by α, early exit guided by α (frozen caches only)
+    clt_compare: bool = False  # stage clt_compare@<name>: a CLT on this ViT's cache, its CLS/patch asymmetry
+
+    def validate(self, key: str) -> None:  # the train keys are checked where they are applied (laya.settings)
+        require(self.backbone.protocol != "joint" or not self.depth, f"{key}.depth", self.depth,
+                "false for protocol joint (pruning and early exit retrain heads on a frozen backbone's cache)")
+
+
+def entry(params: dict[str, Any], name: str, where: str = "params.yaml") -> BackboneEntry:
+    """The typed entry `backbones.<name>` (an unknown or bad key is an error naming it)."""
+    key = f"backbones.{name}"
+    return from_dict(BackboneEntry, section(params, key, where), key)

@@ -30,8 +30,6 @@ class CLTConfig:
     seed: int = 0
     max_images: int | None = None  # training images whose tokens are used; null = the whole training split
     replace_from: int = 3  # replacement (c): patch tokens from this block on
-    compare: list[str] = field(default_factory=list)  # more ViTs (keys of params backbones) whose CLT is trained
-    # the same way to test the CLS/patch asymmetry (stage clt_compare@<name>)
     bootstrap: int = 1000  # resamples of the asymmetry's bootstrap intervals (over test images)
 
     def validate(self, key: str) -> None:
@@ -50,8 +48,6 @@ class CLTConfig:
                 "null or a positive integer")
         require(self.replace_from >= 0, f"{key}.replace_from", self.replace_from, "a block index ≥ 0")
         require(self.bootstrap >= 99, f"{key}.bootstrap", self.bootstrap, "an integer ≥ 99")
-        require(self.backbone not in self.compare and len(set(self.compare)) == len(self.compare), f"{key}.compare",
-                self.compare, f"distinct backbones other than clt.backbone ({self.backbone}), whose own stage is clt")
 
 
 @dataclass(frozen=True)

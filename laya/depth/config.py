@@ -1,9 +1,9 @@
-"""Params section `depth`: which backbones, which trained head's α ranks the layers, the recipe of the heads
-retrained on layer subsets, and the early-exit sweep."""
+"""Params section `depth` (stages depth@<name>, run for the entries with `depth: true`): which trained head's α
+ranks the layers, the recipe of the heads retrained on layer subsets, and the early-exit sweep."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from laya.config import ConfigError, require
 
@@ -12,7 +12,6 @@ RANKED_BY = ("alpha", "scalarmix", "loo")  # the pruning rankings besides the ra
 
 @dataclass(frozen=True)
 class DepthConfig:
-    backbones: list[str] = field(default_factory=lambda: ["mlp", "cnn", "vit"])  # stages depth@<name>
     head: str = "laya"  # the trained head whose mean α over the training split ranks the layers
     seed: int = 0  # its trained seed; also the seed of the retrained heads and of the random orders
     random_orders: int = 3  # random pruning orders (the floor)
@@ -23,8 +22,6 @@ class DepthConfig:
     tolerance: float = 0.005  # report the FLOPs an exit rule needs to stay within this of full accuracy
 
     def validate(self, key: str) -> None:
-        require(len(self.backbones) > 0 and len(set(self.backbones)) == len(self.backbones), f"{key}.backbones",
-                self.backbones, "a non-empty list of distinct `backbones` keys")
         require(self.random_orders >= 1, f"{key}.random_orders", self.random_orders, "an integer ≥ 1")
         require(self.loo_samples > 0, f"{key}.loo_samples", self.loo_samples, "a positive integer")
         require(self.epochs >= 1, f"{key}.epochs", self.epochs, "an integer ≥ 1")
@@ -32,27 +29,17 @@ class DepthConfig:
         require(self.thresholds >= 2, f"{key}.thresholds", self.thresholds, "an integer ≥ 2")
         require(0 <= self.tolerance < 1, f"{key}.tolerance", self.tolerance, "an accuracy gap in [0, 1)")
 
-    def check_trained(self, heads: list[str], seeds: list[int], key: str = "depth") -> None:
-        """The ranking head is trained (heads.names) with the seed (train.seeds) and has layer weights."""
+    def check_trained(self, heads: list[str], seeds: list[int], backbone: str, key: str = "depth") -> None:
+        """The ranking head is trained for `backbone` (its heads) with the seed (its train seeds) and has layer
+        weights."""
         from laya.evaluate.config import has_layer_weights
 
         if self.head not in heads:
-            raise ConfigError(f"{key}.head: {self.head!r} is not among heads.names {heads}; add it there or pick "
-                              f"one of them.")
+            raise ConfigError(f"{key}.head: {self.head!r} is not among the heads trained for {backbone} {heads}; add "
+                              f"it to heads.names or pick one of them.")
         if not has_layer_weights(self.head):
             raise ConfigError(f"{key}.head: {self.head!r} has no layer weights of its own to rank layers by; use "
                               f"laya (or another head with α).")
         if self.seed not in seeds:
-            raise ConfigError(f"{key}.seed: {self.seed} is not among train.seeds {seeds}; pick a trained seed.")
-
-    def check_backbones(self, backbones: dict, key: str = "depth") -> None:
-        """Every listed backbone exists in params `backbones` and is frozen (its cache is what heads train on)."""
-        unknown = [b for b in self.backbones if b not in backbones]
-        if unknown:
-            raise ConfigError(f"{key}.backbones: {unknown} not in params `backbones` {sorted(backbones)}; rename or "
-                              f"remove them.")
-        joint = [b for b in self.backbones if (backbones[b] or {}).get("protocol") == "joint"]
-        if joint:
-            raise ConfigError(f"{key}.backbones: {joint} are trained jointly with their head (protocol joint); "
-                              f"pruning and early exit retrain heads on a frozen backbone's cache — list frozen "
-                              f"or transfer backbones.")
+            raise ConfigError(f"{key}.seed: {self.seed} is not among the train seeds of {backbone} {seeds}; pick a "
+                              f"trained seed.")

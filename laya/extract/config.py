@@ -70,7 +70,8 @@ class ExtractConfig:
         self.check_device(device)
         return torch.autocast(device_type="cuda", dtype=getattr(torch, AUTOCASTS[self.autocast]))
 
-    def for_backbone(self, name: str, clt_backbone: str | None) -> ExtractConfig:
-        """The config one extract@<name> runs with: `mlp_io: auto` becomes true for the CLT's backbone only
-        (a ViT's MLP inputs/outputs are ~48 KB per image at 28×28, all tokens; no other stage reads them)."""
-        return self if self.mlp_io != "auto" else replace(self, mlp_io=name == clt_backbone)
+    def for_backbone(self, transcoded: bool) -> ExtractConfig:
+        """The config one extract@<name> runs with: `mlp_io: auto` becomes true only for a backbone a transcoder
+        reads (clt.backbone, or an entry with clt_compare: true): a ViT's MLP inputs/outputs are ~48 KB per image
+        at 28×28, all tokens, and no other stage reads them."""
+        return self if self.mlp_io != "auto" else replace(self, mlp_io=transcoded)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from laya.io import read_json
+from laya.backbones.config import BackboneConfig
+from laya.io import not_run, read_json
 
 
 @dataclass(frozen=True)
@@ -22,13 +23,13 @@ class ReportInputs:
     figures: Path | None = None
     heads: list[str] = field(default_factory=list)  # params heads.names: row order
     pairs: list[tuple[str, str]] = field(default_factory=list)  # params evaluate.methods as (method, head)
-    entries: dict[str, dict] = field(default_factory=dict)  # params backbones.<name> (arch, protocol)
+    entries: dict[str, BackboneConfig] = field(default_factory=dict)  # params backbones.<name>.backbone
 
     def arch(self, name: str) -> str:
-        return str((self.entries.get(name) or {}).get("arch", name))
+        return self.entries[name].arch if name in self.entries else name
 
     def protocol(self, name: str) -> str:
-        return str((self.entries.get(name) or {}).get("protocol", "frozen"))
+        return self.entries.get(name, BackboneConfig()).protocol
 
     def backbone(self, name: str) -> dict:
         return read_json(self.details / f"backbone_{name}.json", f"backbone@{name} metrics")
@@ -46,19 +47,21 @@ class ReportInputs:
 
     def depth(self, name: str) -> dict | None:
         path = self.details / f"depth_{name}.json"
-        return read_json(path, f"depth@{name} metrics") if path.is_file() else None
+        record = read_json(path, f"depth@{name} metrics") if path.is_file() else None
+        return None if not_run(record) else record
 
     def clt(self) -> dict | None:
         path = self.details / "clt.json"
         return read_json(path, "clt metrics") if path.is_file() else None
 
     def clt_compared(self) -> dict[str, dict]:
-        """{backbone: clt_compare@<backbone>'s metrics} in params order (the ViTs of params clt.compare)."""
+        """{backbone: clt_compare@<backbone>'s metrics} in params order (the entries with clt_compare: true)."""
         found = {}
         for name in self.backbones:
             path = self.details / f"clt_compare_{name}.json"
-            if path.is_file():
-                found[name] = read_json(path, f"clt_compare@{name} metrics")
+            record = read_json(path, f"clt_compare@{name} metrics") if path.is_file() else None
+            if record is not None and not not_run(record):
+                found[name] = record
         return found
 
     def frontier(self) -> dict | None:

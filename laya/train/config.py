@@ -15,8 +15,6 @@ class HeadsConfig:
 
     names: list[str] = field(default_factory=lambda: ["last", "concat", "scalarmix", "laya"])
     layers: list[int] | None = None  # indices into the store's layers (negative from the end); None = all
-    extra: dict[str, list[str]] = field(default_factory=dict)  # backbone name → heads trained for it in addition
-    # to `names` (an expensive head only where it is studied, e.g. {mlp: [laya_aligned]})
     configs: dict[str, Any] = field(default_factory=dict)  # head name → its Config; absent = the Config defaults
 
     @classmethod
@@ -24,35 +22,28 @@ class HeadsConfig:
         """From the params section: `names`, `layers`, and one section per registered head, each parsed by that
         head's Config (so an unknown or bad key is an error naming `heads.<name>.<key>`)."""
         values = dict(values or {})
-        unknown = sorted(set(values) - {"names", "layers", "extra"} - set(CACHE_HEADS))
+        unknown = sorted(set(values) - {"names", "layers"} - set(CACHE_HEADS))
         if unknown:
-            raise ConfigError(f"{key}: unknown key(s) {unknown}; valid: ['names', 'layers', 'extra'] and one "
-                              f"section per head {sorted(CACHE_HEADS)}.")
+            raise ConfigError(f"{key}: unknown key(s) {unknown}; valid: ['names', 'layers'] and one section per head "
+                              f"{sorted(CACHE_HEADS)} (a backbone's own heads: backbones.<name>.heads).")
         configs = {name: parse_config(name, values.pop(name), f"{key}.{name}") for name in list(values)
                    if name in CACHE_HEADS}
         return from_dict(cls, {**values, "configs": configs}, key)
 
     def validate(self, key: str) -> None:
         _check_names(self.names, f"{key}.names")
-        for backbone, names in self.extra.items():
-            require(isinstance(names, list) and len(names) > 0, f"{key}.extra.{backbone}", names,
-                    "a non-empty list of head names")
-            _check_names(names, f"{key}.extra.{backbone}")
-            twice = sorted(set(names) & set(self.names))
-            if twice:
-                raise ConfigError(f"{key}.extra.{backbone}: {twice} are already in {key}.names; remove them here.")
         require(self.layers is None or len(self.layers) > 0, f"{key}.layers", self.layers, "null or a non-empty list")
 
-    def check_extra(self, backbones) -> None:
-        """Every heads.extra key must name a backbone of params `backbones`."""
-        unknown = sorted(set(self.extra) - set(backbones))
-        if unknown:
-            raise ConfigError(f"heads.extra: {unknown} not in params `backbones` {sorted(backbones)}; rename or "
-                              f"remove them.")
-
-    def for_backbone(self, name: str) -> HeadsConfig:
-        """The heads trained for backbone `name`: names + extra.<name>."""
-        return replace(self, names=[*self.names, *self.extra.get(name, [])], extra={})
+    def with_extra(self, extra: list[str], key: str) -> HeadsConfig:
+        """These heads plus a backbone's own `extra` ones (backbones.<name>.heads: an expensive head only where it
+        is studied)."""
+        if not extra:
+            return self
+        _check_names(extra, key)
+        twice = sorted(set(extra) & set(self.names))
+        if twice:
+            raise ConfigError(f"{key}: {twice} are already in heads.names; remove them here.")
+        return replace(self, names=[*self.names, *extra])
 
     def config(self, name: str):
         """The typed Config of head `name`."""
@@ -60,7 +51,7 @@ class HeadsConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """As in params.yaml: names, layers and every registered head's section (defaults filled in)."""
-        return {"names": list(self.names), "layers": self.layers, "extra": dict(self.extra),
+        return {"names": list(self.names), "layers": self.layers,
                 **{name: asdict(self.config(name)) for name in CACHE_HEADS}}
 
 
@@ -89,7 +80,6 @@ class TrainConfig:
     ema: float = 0.0  # decay of the weights' exponential moving average, which is validated and kept; 0 = off
     window_blocks: int = 4  # read blocks shuffled together: larger mixes better, costs memory
     memory_mb: int = 2048  # keep a split's decoded blocks in memory across epochs when it fits this budget
-    overrides: dict = field(default_factory=dict)  # backbone name → the train keys that differ for its heads
 
     def validate(self, key: str) -> None:
         require(len(self.seeds) > 0 and len(set(self.seeds)) == len(self.seeds), f"{key}.seeds", self.seeds,
@@ -104,20 +94,11 @@ class TrainConfig:
         require(self.mixup >= 0, f"{key}.mixup", self.mixup, "a number ≥ 0 (0 = off)")
         require(0 <= self.ema < 1, f"{key}.ema", self.ema, "a number in [0, 1) (0 = off)")
         require(self.memory_mb >= 0, f"{key}.memory_mb", self.memory_mb, "an integer ≥ 0 (0 = always read)")
-        for name, changes in self.overrides.items():
-            require(isinstance(changes, dict) and "overrides" not in changes, f"{key}.overrides.{name}", changes,
-                    "a mapping of train keys (other than overrides)")
-            from_dict(TrainConfig, changes, f"{key}.overrides.{name}")
 
-    def check_overrides(self, backbones) -> None:
-        """Every train.overrides key must name a backbone of params `backbones`."""
-        unknown = sorted(set(self.overrides) - set(backbones))
-        if unknown:
-            raise ConfigError(f"train.overrides: {unknown} not in params `backbones` {sorted(backbones)}; rename or "
-                              f"remove them.")
-
-    def for_backbone(self, name: str) -> TrainConfig:
-        """The section with train.overrides.<name> applied: the recipe for that backbone's heads."""
-        keys = self.overrides.get(name) or {}
-        coerced = from_dict(TrainConfig, keys, f"train.overrides.{name}")
-        return replace(self, overrides={}, **{k: getattr(coerced, k) for k in keys})
+    def overridden(self, changes: dict[str, Any], key: str) -> TrainConfig:
+        """This recipe with a backbone's own train keys applied (backbones.<name>.train), each checked as a train
+        key, and the result validated as a whole."""
+        coerced = from_dict(TrainConfig, changes, key)
+        merged = replace(self, **{k: getattr(coerced, k) for k in changes})
+        merged.validate(key)
+        return merged
