@@ -23,12 +23,12 @@ import torch
 from laya.backbones import load_backbone
 from laya.clt import CLTConfig, CrossLayerTranscoder, load_tokens
 from laya.clt.fit import clt_loss
-from laya.config import from_dict, section
+from laya.core.config import from_dict, section
+from laya.core.params import load_params
 from laya.data import PreparedData
 from laya.extract import LayerTap
 from laya.images import Preprocess
-from laya.params import load_params
-from laya.store import FeatureStore
+from laya.storage.store import FeatureStore
 
 REPO = Path(__file__).resolve().parents[1]
 

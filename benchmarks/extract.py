@@ -6,7 +6,7 @@
   write CPU the writer thread's CPU seconds / the forward's seconds — target ≤ 10 %: writes cheap enough that
             they need not hide behind compute (with extract.procs auto every core computes)
 
-Both run with the torch threads of one extraction process (one: laya.parallel.one_thread), so the ratio is the
+Both run with the torch threads of one extraction process (one: laya.core.parallel.one_thread), so the ratio is the
 cost of capturing and writing, not a difference in threads.
 
 plus a codec comparison (lz4, zstd, none) and peak RSS extracting N vs 10·N samples (target ratio ≤ 1.3).
@@ -36,12 +36,12 @@ import torch
 import laya
 from laya.backbones import BackboneCard, build_model, load_backbone, save_backbone
 from laya.backbones.config import entry
-from laya.config import from_dict, section
+from laya.core.config import from_dict, section
+from laya.core.parallel import one_thread
+from laya.core.params import load_params
 from laya.data import DataConfig, PreparedData, RawDataset, write_prepared
 from laya.data.fashion_mnist import load_fashion_mnist
 from laya.extract import ExtractConfig, LayerTap, extract_features
-from laya.parallel import one_thread
-from laya.params import load_params
 
 REPO = Path(__file__).resolve().parents[1]
 

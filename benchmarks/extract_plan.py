@@ -18,10 +18,10 @@ import argparse
 import timm
 import torch
 
-from laya.config import SPLITS
+from laya.core.config import SPLITS
+from laya.core.io import human_bytes
 from laya.extract import ExtractConfig, LayerTap
 from laya.extract.plan import ExtractionPlan, Layout
-from laya.io import human_bytes
 
 
 def plan_for(model: torch.nn.Module, sizes: dict[str, int], cfg: ExtractConfig, procs: int) -> ExtractionPlan:

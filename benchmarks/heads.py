@@ -11,7 +11,7 @@
 
     python benchmarks/heads.py [--backbones mlp cnn vit] [--epochs 3] [--batch-size N] [--threads 1 2]
 
-Both modes run with the torch thread count of the train stage (--threads, default 1: laya.parallel trains every
+Both modes run with the torch thread count of the train stage (--threads, default 1: laya.core.parallel trains every
 head with one thread per run, one run per core); --threads 1 2 prints both counts side by side. A second thread
 speeds the backbone's large ops up nearly 2× and the head's small ones far less, so the ratio depends on it.
 
@@ -44,15 +44,15 @@ from torch.utils.flop_counter import FlopCounterMode
 
 import laya
 from laya.backbones import BackboneCard, BackboneConfig, build_model, load_backbone, save_backbone
-from laya.config import from_dict, section
+from laya.core.config import from_dict, section
+from laya.core.parallel import THREADS_PER_RUN, torch_threads
+from laya.core.params import load_params
 from laya.data import PreparedData
 from laya.extract import LayerTap
 from laya.heads import build
 from laya.images import Preprocess
-from laya.parallel import THREADS_PER_RUN, torch_threads
-from laya.params import load_params
 from laya.settings import resolve
-from laya.store import FeatureStore
+from laya.storage.store import FeatureStore
 from laya.train import HeadsConfig, TrainConfig, moving_average, train_epoch
 from laya.train.loop import adam
 

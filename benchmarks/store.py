@@ -1,8 +1,9 @@
 """The feature store's I/O beside the layouts other tools use, side by side in one run on the same activations:
 
   laya        laya's store (Zarr v3, sharded; params extract.codec), written a shard at a time as extraction writes
-              it (laya.shard_files.write_rows) and read as FeatureStore reads it (uncompressed shards straight
-              from the files, laya.shard_files.read_rows; compressed ones through zarrs, laya.zarrio.read_fast)
+              it (laya.storage.shard_files.write_rows) and read as FeatureStore reads it (uncompressed shards straight
+              from the files, laya.storage.shard_files.read_rows; compressed ones through zarrs,
+              laya.storage.zarrio.read_fast)
   laya-lz4    the same, codec lz4 (the default until the whole-shard writer and reader)
   zarr-python the lz4 store written and read by zarr-python alone (laya's store before either)
   h5py        one HDF5 file, chunked like laya's store, no compression
@@ -40,17 +41,17 @@ import torch
 import zarr
 from torch import nn
 
-from laya import shard_files
-from laya.config import section
+from laya.core.config import section
+from laya.core.parallel import one_thread
+from laya.core.params import load_params
 from laya.heads import build
-from laya.parallel import one_thread
-from laya.params import load_params
 from laya.settings import resolve
-from laya.shard_files import write_rows
-from laya.shards import ShardPlan
-from laya.store import FeatureStore
+from laya.storage import shard_files
+from laya.storage.shard_files import write_rows
+from laya.storage.shards import ShardPlan
+from laya.storage.store import FeatureStore
+from laya.storage.zarrio import create_sample_array, read_fast
 from laya.train import HeadsConfig, TrainConfig, train_epoch
-from laya.zarrio import create_sample_array, read_fast
 
 REPO = Path(__file__).resolve().parents[1]
 SIDES = ("inputs", "targets")  # MLP inputs and outputs (crosslayer-coding's names)
@@ -287,7 +288,7 @@ def loader_stall(features: Path, heads: HeadsConfig, cfg: TrainConfig, rounds: i
         waits = [0.0]
         batches = store.batches("train", cfg.batch_size, shuffle=True, seed=0, window_blocks=cfg.window_blocks,
                                 prefetch=prefetch)
-        with one_thread():  # as the train stage trains every head (laya.parallel)
+        with one_thread():  # as the train stage trains every head (laya.core.parallel)
             start = time.perf_counter()
             train_epoch(head, optimizer, nn.CrossEntropyLoss(), timed(batches, waits), cfg.input_dropout)
             epoch = time.perf_counter() - start

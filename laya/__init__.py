@@ -8,7 +8,7 @@ import importlib
 
 __version__ = "0.1.0"
 __all__ = ["ConfigError", "FeatureStore", "__version__"]
-_LAZY = {"ConfigError": "laya.config", "FeatureStore": "laya.store"}
+_LAZY = {"ConfigError": "laya.core.config", "FeatureStore": "laya.storage.store"}
 
 
 def __getattr__(name: str):

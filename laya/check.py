@@ -11,13 +11,13 @@ import re
 from typing import Any
 
 from laya.clt.config import CLTConfig, FrontierConfig, frontier_configs
-from laya.config import SECTIONS, ConfigError, from_dict, section
+from laya.core.config import SECTIONS, ConfigError, from_dict, section
+from laya.core.device import resolve_device
+from laya.core.parallel import resolve_workers
 from laya.data.config import DataConfig
 from laya.depth import DepthConfig
-from laya.device import resolve_device
 from laya.evaluate.config import EvaluateConfig
 from laya.extract.config import ExtractConfig
-from laya.parallel import resolve_workers
 from laya.settings import entries
 
 DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?")

@@ -19,7 +19,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from laya.backbones.config import ENTRY_KEYS, BackboneConfig, BackboneEntry, entry
-from laya.config import ConfigError, from_dict, section
+from laya.core.config import ConfigError, from_dict, section
 from laya.train.config import HeadsConfig, TrainConfig
 
 

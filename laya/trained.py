@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from laya.config import ConfigError
+from laya.core.config import ConfigError
 from laya.heads import JOINT_HEAD, HeadCard, LayerHead, head_folder, load_with_card
-from laya.store import FeatureStore
+from laya.storage.store import FeatureStore
 
 
 def load_checked(heads_dir: str | Path, name: str, seed: int, store: FeatureStore, backbone: str,

@@ -18,7 +18,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from laya.io import atomic_path
+from laya.core.io import atomic_path
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,12 @@ import numpy as np
 
 from laya.backbones import BackboneConfig
 from laya.backbones.config import entry
-from laya.cli import parser, run
+from laya.core.cli import parser, run
+from laya.core.device import device_from_params
+from laya.core.io import staged, write_json
+from laya.core.parallel import workers_from_params
+from laya.core.params import load_params
 from laya.data import PreparedData
-from laya.device import device_from_params
-from laya.io import staged, write_json
-from laya.parallel import workers_from_params
-from laya.params import load_params
 from laya.protocols.create import create_protocol
 
 

@@ -10,9 +10,9 @@ by itself rerun anything downstream.
 """
 
 from laya.check import check_params
-from laya.cli import parser, run
-from laya.io import atomic_path
-from laya.params import load_params
+from laya.core.cli import parser, run
+from laya.core.io import atomic_path
+from laya.core.params import load_params
 
 STAMP = ("params.yaml passed `check`; the other stages depend on this file so that a bad params.yaml stops "
          "before DVC deletes their outputs\n")

@@ -12,15 +12,15 @@ the test images.
 import time
 from dataclasses import asdict
 
-from laya import plots
-from laya.cli import parser, run
 from laya.clt import CLTConfig, save_clt
 from laya.clt.asymmetry import asymmetry, describe_asymmetry
 from laya.clt.run import ViTCache, contributions, reconstruction, replacement_accuracies, test_tokens, train_clt
-from laya.config import ConfigError, from_dict, section
-from laya.device import device_from_params
-from laya.io import staged, write_json
-from laya.params import load_params
+from laya.core import plots
+from laya.core.cli import parser, run
+from laya.core.config import ConfigError, from_dict, section
+from laya.core.device import device_from_params
+from laya.core.io import staged, write_json
+from laya.core.params import load_params
 
 
 def per_layer(scores: dict, layers: list[str]) -> dict:

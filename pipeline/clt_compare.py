@@ -12,15 +12,15 @@ Reads params `backbones.<name>.clt_compare` (false: writes only a record that th
 import time
 
 from laya.backbones.config import entry
-from laya.cli import parser, run
 from laya.clt import CLTConfig
 from laya.clt.asymmetry import asymmetry, describe_asymmetry
 from laya.clt.run import reconstruction, test_tokens, train_clt
-from laya.config import from_dict, section
-from laya.device import device_from_params
-from laya.io import write_json, write_not_run
-from laya.params import load_params
-from laya.store import FeatureStore
+from laya.core.cli import parser, run
+from laya.core.config import from_dict, section
+from laya.core.device import device_from_params
+from laya.core.io import write_json, write_not_run
+from laya.core.params import load_params
+from laya.storage.store import FeatureStore
 
 
 def main() -> None:

@@ -15,17 +15,17 @@ import time
 
 import pandas as pd
 
-from laya import plots
-from laya.cli import parser, run
 from laya.clt import CLTConfig, FrontierConfig
 from laya.clt.config import frontier_configs
 from laya.clt.frontier import FrontierPoint, fit_point, label, release
 from laya.clt.run import ViTCache, replaced_accuracy
-from laya.config import from_dict, section
-from laya.device import device_from_params
-from laya.io import staged, write_json
-from laya.parallel import run_jobs, workers_from_params
-from laya.params import load_params
+from laya.core import plots
+from laya.core.cli import parser, run
+from laya.core.config import from_dict, section
+from laya.core.device import device_from_params
+from laya.core.io import staged, write_json
+from laya.core.parallel import run_jobs, workers_from_params
+from laya.core.params import load_params
 
 
 def main() -> None:

@@ -12,10 +12,10 @@ Layouts: laya.interop. Nothing appears under the output name until it is complet
 
 from pathlib import Path
 
-from laya.cli import parser, run
-from laya.config import ConfigError
+from laya.core.cli import parser, run
+from laya.core.config import ConfigError
 from laya.interop import export_hdf5, export_memmap, import_hdf5, import_memmap
-from laya.store import FeatureStore
+from laya.storage.store import FeatureStore
 
 HDF5_SUFFIXES = (".h5", ".hdf5")
 

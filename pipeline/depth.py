@@ -15,16 +15,16 @@ are the same bits for any worker count.
 import time
 
 from laya.backbones import BackboneCard
-from laya.cli import parser, run
-from laya.config import from_dict, section
+from laya.core.cli import parser, run
+from laya.core.config import from_dict, section
+from laya.core.io import staged, write_json, write_not_run
+from laya.core.parallel import workers_from_params
+from laya.core.params import load_params
 from laya.depth import DepthConfig
 from laya.depth.figures import early_exit_figure, pruning_figure
 from laya.depth.run import backbone_flops, depth_uses
-from laya.io import staged, write_json, write_not_run
-from laya.parallel import workers_from_params
-from laya.params import load_params
 from laya.settings import resolve
-from laya.store import FeatureStore
+from laya.storage.store import FeatureStore
 
 
 def main() -> None:

@@ -20,17 +20,17 @@ import time
 from pathlib import Path
 
 from laya.backbones.config import entry
-from laya.cli import parser, run
-from laya.config import from_dict, section
+from laya.core.cli import parser, run
+from laya.core.config import from_dict, section
+from laya.core.device import device_from_params
+from laya.core.io import write_json
+from laya.core.parallel import workers_from_params
+from laya.core.params import load_params
 from laya.data import PreparedData
-from laya.device import device_from_params
 from laya.evaluate import EvaluateConfig
-from laya.evaluate.stage import LiveSources, evaluate_backbone, for_trained, trained_seeds, write_outcome
-from laya.io import write_json
-from laya.parallel import workers_from_params
-from laya.params import load_params
+from laya.evaluate.run import LiveSources, evaluate_backbone, for_trained, trained_seeds, write_outcome
 from laya.protocols import head_data, units
-from laya.store import FeatureStore
+from laya.storage.store import FeatureStore
 
 
 def main() -> None:

@@ -23,20 +23,20 @@ import zarr
 
 from laya.backbones import BackboneConfig, load_backbone
 from laya.backbones.config import entry
-from laya.cli import parser, run
 from laya.clt.config import CLTConfig
-from laya.config import ConfigError, from_dict, section
+from laya.core.cli import parser, run
+from laya.core.config import ConfigError, from_dict, section
+from laya.core.device import device_from_params
+from laya.core.distributed import Ranks, launch
+from laya.core.io import human_bytes, staged
+from laya.core.params import load_params
+from laya.core.process import under_torchrun
 from laya.data import SPLITS, PreparedData
-from laya.device import device_from_params
-from laya.distributed import Ranks, launch
 from laya.extract import ExtractConfig, extract_features
 from laya.extract.plan import check_world, resolve_procs
-from laya.io import human_bytes, staged
-from laya.location import Location, is_url
-from laya.params import load_params
-from laya.process import under_torchrun
 from laya.protocols import head_data, units
-from laya.store import FeatureStore
+from laya.storage.location import Location, is_url
+from laya.storage.store import FeatureStore
 
 
 def extract_unit(name, backbone_dir: Path, data, out: str | Path, cfg: ExtractConfig, device, work_dir,

@@ -9,11 +9,11 @@ test split; the store appears under --out only when complete.
 import time
 from pathlib import Path
 
-from laya.cli import parser, run
-from laya.config import from_dict, section
+from laya.core.cli import parser, run
+from laya.core.config import from_dict, section
+from laya.core.io import human_bytes
+from laya.core.params import load_params
 from laya.data import DataConfig, prepare
-from laya.io import human_bytes
-from laya.params import load_params
 
 
 def main() -> None:

@@ -13,11 +13,11 @@ figure inline. Reads params `data.name` (headings), `backbones` (which, in which
 from pathlib import Path
 
 from laya.backbones.config import entry
-from laya.cli import parser, run
-from laya.config import section
+from laya.core.cli import parser, run
+from laya.core.config import section
+from laya.core.io import staged, write_json
+from laya.core.params import load_params
 from laya.data import dataset_title
-from laya.io import staged, write_json
-from laya.params import load_params
 from laya.report import (
     ReportInputs,
     backbone_headline,

@@ -13,19 +13,19 @@ on the destroyed head (laya.sanity).
 
 import time
 
-from laya.cli import parser, run
-from laya.config import ConfigError, from_dict, section
-from laya.device import device_from_params
+from laya.core.cli import parser, run
+from laya.core.config import ConfigError, from_dict, section
+from laya.core.device import device_from_params
+from laya.core.io import staged, write_json
+from laya.core.parallel import run_jobs, workers_from_params
+from laya.core.params import load_params
 from laya.evaluate import EvaluateConfig
-from laya.io import staged, write_json
-from laya.parallel import run_jobs, workers_from_params
-from laya.params import load_params
 from laya.protocols import units
 from laya.sanity.figure import sanity_figure
 from laya.sanity.run import SanityRun, check_run
 from laya.settings import resolve
-from laya.statistics import layer_means
-from laya.store import FeatureStore
+from laya.storage.statistics import layer_means
+from laya.storage.store import FeatureStore
 from laya.trained import load_heads, trained_heads, trained_seeds
 
 

@@ -16,15 +16,15 @@ from dataclasses import replace
 from pathlib import Path
 
 from laya.backbones import BackboneCard
-from laya.cli import parser, run
-from laya.device import device_from_params
+from laya.core.cli import parser, run
+from laya.core.device import device_from_params
+from laya.core.io import staged, write_json
+from laya.core.parallel import workers_from_params
+from laya.core.params import load_params
 from laya.heads import JOINT_HEAD
-from laya.io import staged, write_json
-from laya.parallel import workers_from_params
-from laya.params import load_params
 from laya.protocols import units
 from laya.settings import resolve
-from laya.store import FeatureStore
+from laya.storage.store import FeatureStore
 from laya.train import summarise, train_units, write_curves
 from laya.train.joint import adopt_joint_head
 

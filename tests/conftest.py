@@ -105,9 +105,9 @@ def write_feature_store(path: Path, dims=(6, 5, 4), sizes=None, classes: int = 3
     Layer `informative` holds the label as a one-hot-ish signal plus noise; the others are pure noise."""
     import zarr
 
-    from laya.shards import ShardPlan
-    from laya.store_info import Fingerprint, StoreInfo
-    from laya.zarrio import create_sample_array
+    from laya.storage.shards import ShardPlan
+    from laya.storage.store_info import Fingerprint, StoreInfo
+    from laya.storage.zarrio import create_sample_array
 
     sizes = sizes or {"train": 300, "val": 90, "test": 120}
     rng = np.random.default_rng(seed)

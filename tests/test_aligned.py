@@ -7,8 +7,8 @@ import torch
 from conftest import write_feature_store
 from laya.ablation import ablation_values, leave_one_out
 from laya.heads import build, load, save
-from laya.statistics import layer_means
-from laya.store import FeatureStore
+from laya.storage.statistics import layer_means
+from laya.storage.store import FeatureStore
 from laya.train import HeadsConfig, TrainConfig, train_heads
 
 DIMS = [6, 5, 4]

@@ -8,9 +8,9 @@ import torch
 
 from conftest import TINY_BACKBONES, tiny_backbone
 from laya.backbones import BackboneCard, BackboneConfig, build_model, create_backbone, load_backbone, save_backbone
-from laya.config import ConfigError, from_dict
+from laya.core.config import ConfigError, from_dict
+from laya.core.io import read_json, sha256_file
 from laya.data import PreparedData
-from laya.io import read_json, sha256_file
 
 
 @pytest.mark.parametrize("arch", sorted(TINY_BACKBONES))

@@ -5,8 +5,8 @@ import sys
 
 import pytest
 
-from laya.cli import run
-from laya.config import ConfigError
+from laya.core.cli import run
+from laya.core.config import ConfigError
 
 
 def _fail(err):
@@ -52,7 +52,7 @@ shell = int(sys.argv[1])
 while os.getppid() == shell:  # until the shell below has exited and init adopted this process
     time.sleep(0.01)
 print(f"ppid {os.getppid()}", file=sys.stderr, flush=True)
-from laya.cli import run
+from laya.core.cli import run
 run(lambda: print("ran", flush=True))
 """
 

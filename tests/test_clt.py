@@ -17,9 +17,9 @@ from laya.clt.fit import clt_loss
 from laya.clt.metrics import reconstruction_metrics
 from laya.clt.replace import ReplacedViT, Replacement
 from laya.clt.run import train_clt
-from laya.config import ConfigError, from_dict
+from laya.core.config import ConfigError, from_dict
 from laya.heads import HeadCard
-from laya.store import FeatureStore
+from laya.storage.store import FeatureStore
 
 L, D = 3, 8
 

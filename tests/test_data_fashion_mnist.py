@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from conftest import needs, write_idx
-from laya.config import ConfigError
+from laya.core.config import ConfigError
 from laya.data import fashion_mnist as fm
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from laya.config import ConfigError
+from laya.core.config import ConfigError
 from laya.data.cifar10 import TEST_BATCH, TRAIN_BATCHES, load_cifar10
 from laya.data.imagefolder import load_imagefolder
 

@@ -10,7 +10,7 @@ import yaml
 
 from conftest import REPO
 from laya.clt.config import CLTConfig, FrontierConfig
-from laya.config import from_dict
+from laya.core.config import from_dict
 from laya.data.config import DataConfig
 from laya.depth import DepthConfig
 from laya.evaluate.config import EvaluateConfig, SanityConfig

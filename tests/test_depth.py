@@ -10,7 +10,7 @@ from torch import nn
 from conftest import write_feature_store
 from laya import FeatureStore
 from laya.backbones.config import entry
-from laya.config import ConfigError, from_dict
+from laya.core.config import ConfigError, from_dict
 from laya.depth import DepthConfig
 from laya.depth.early_exit import exit_depth, flops_within, frontier_area, sweep
 from laya.depth.flops import cumulative_flops

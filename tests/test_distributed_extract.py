@@ -87,7 +87,7 @@ def test_a_killed_rank_is_named_and_the_rerun_resumes_to_the_same_store(setup):
     finished = sum(1 for p in markers.iterdir() if p.name != "spec.json")
     assert finished < 12, "every shard was written before the kill; enlarge the work"
     _, stderr = launcher.communicate(timeout=120)
-    assert launcher.returncode == 2  # one line from the launcher (laya.cli.run)
+    assert launcher.returncode == 2  # one line from the launcher (laya.core.cli.run)
     last = stderr.strip().splitlines()[-1]
     assert "of 2 failed (killed by SIGKILL)" in last and "rerun the same command to resume" in last, stderr
     assert "Traceback" not in stderr

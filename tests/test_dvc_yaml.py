@@ -32,6 +32,9 @@ def test_stage_deps_cover_its_imports(stage):
     uncovered = [f for f in sorted(_imported_laya_files(script))
                  if not any(f == d or f.startswith(d + "/") for d in deps)]
     assert not uncovered, f"stage {stage}: add {uncovered} to its deps in dvc.yaml"
+    code = [d for d in deps if d.startswith("laya")]
+    assert len(code) <= 16, f"stage {stage}: {len(code)} laya/ deps; list packages (laya/core, laya/heads, …)"
+    assert [d for d in code if any(d.startswith(other + "/") for other in code)] == [], "a dep inside another"
 
 
 def _outs(spec: dict) -> list[str]:

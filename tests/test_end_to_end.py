@@ -15,10 +15,10 @@ from conftest import REPO, needs
 from laya import FeatureStore
 from laya.backbones import load_backbone
 from laya.clt import load_clt, load_tokens
+from laya.core.io import read_json
 from laya.data import PreparedData
 from laya.data.fashion_mnist import DEBIAN_ROOT
 from laya.evaluate.explain import validate
-from laya.io import read_json
 
 pytestmark = needs((DEBIAN_ROOT / "train-images-idx3-ubyte.gz").is_file(),
                    f"Debian's dataset-fashion-mnist under {DEBIAN_ROOT} (make setup installs it)")

@@ -9,7 +9,7 @@ from torch import nn
 
 from conftest import write_feature_store
 from laya import FeatureStore
-from laya.config import ConfigError, from_dict
+from laya.core.config import ConfigError, from_dict
 from laya.evaluate import (
     EvaluateConfig,
     ablation_values,
@@ -22,9 +22,9 @@ from laya.evaluate import (
     spearman_rows,
 )
 from laya.evaluate.explain import confidence_level, explanations, load_schema, validate
-from laya.evaluate.run import depth_patterns, evaluate_heads, metrics, summarise_seeds, timings
+from laya.evaluate.scores import depth_patterns, evaluate_heads, metrics, summarise_seeds, timings
 from laya.heads import LayerHead, build
-from laya.statistics import layer_means
+from laya.storage.statistics import layer_means
 from laya.train import HeadsConfig, TrainConfig, train_heads
 from laya.trained import load_heads
 
@@ -254,7 +254,7 @@ def test_post_hoc_methods_explain_any_head_and_ig_is_complete(trained, head_name
 
 
 def test_evaluate_on_device_cpu_equals_auto(trained):
-    from laya.device import resolve_device
+    from laya.core.device import resolve_device
 
     cfg = EvaluateConfig(batch_size=50, max_samples=60)
     on_cpu, _ = _evaluate(trained, cfg, device=resolve_device("cpu"))

@@ -18,7 +18,7 @@ import yaml
 from conftest import REPO, synthetic_raw, tiny_backbone
 from laya import FeatureStore
 from laya.backbones import load_backbone
-from laya.config import ConfigError, from_dict
+from laya.core.config import ConfigError, from_dict
 from laya.data import DataConfig, PreparedData, write_prepared
 from laya.extract import ExtractConfig, extract_features
 
@@ -217,7 +217,7 @@ def test_open_refuses_what_is_not_a_store(tmp_path):
 
 
 def test_store_info_round_trips_and_a_prepared_store_is_not_a_feature_store(tmp_path, prepared_path):
-    from laya.store_info import StoreInfo
+    from laya.storage.store_info import StoreInfo
 
     summary, out, _, card, data = _extract(tmp_path, "mlp", prepared_path)
     store = FeatureStore.open(out)

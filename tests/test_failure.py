@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from laya.config import ConfigError, from_dict
+from laya.core.config import ConfigError, from_dict
 from laya.evaluate import EvaluateConfig
 from laya.evaluate.failure import HeadOutputs, alpha_shift_test, detection_metrics, roc_points
-from laya.evaluate.run import summarise_seeds
+from laya.evaluate.scores import summarise_seeds
 
 
 def outputs(wrong: np.ndarray, alpha: np.ndarray, confidence: np.ndarray) -> HeadOutputs:

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import laya.heads
-from laya.config import ConfigError
+from laya.core.config import ConfigError
 from laya.heads import HEADS, HeadCard, build, load, load_with_card, save
 
 DIMS = [5, 7, 3]
@@ -135,7 +135,7 @@ def test_bad_head_params_name_the_key(name, params, match):
 def test_load_refuses_weights_of_another_shape(tmp_path):
     from dataclasses import replace
 
-    from laya.io import sha256_file
+    from laya.core.io import sha256_file
 
     path = tmp_path / "h"
     save(build("laya", DIMS, 10), path)

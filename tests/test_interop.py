@@ -15,7 +15,7 @@ import torch
 from conftest import REPO, tiny_backbone, write_feature_store
 from laya import FeatureStore
 from laya.backbones import load_backbone
-from laya.config import ConfigError
+from laya.core.config import ConfigError
 from laya.data import PreparedData
 from laya.extract import ExtractConfig, extract_features
 from laya.interop import export_hdf5, export_memmap, import_hdf5, import_memmap
@@ -53,7 +53,7 @@ def test_tensorstore_reads_every_array_as_laya_does(vit_store):
 
 @pytest.mark.parametrize("codec", ["lz4", "zstd", "none"])
 def test_the_read_path_decodes_with_zarrs_and_agrees_with_zarr_python(tmp_path, vit_store, codec):
-    """FeatureStore reads through zarrs (laya.zarrio.read_fast); every array reads back as zarr-python reads it,
+    """FeatureStore reads through zarrs (laya.storage.zarrio.read_fast); every array reads back as zarr-python reads it,
     whatever the codec, and reading leaves the store's bytes as written."""
     import zarr
     from zarrs import ZarrsCodecPipeline

@@ -4,8 +4,8 @@ import shutil
 
 import pytest
 
-from laya.config import ConfigError
-from laya.io import require_free_space, staged, write_json
+from laya.core.config import ConfigError
+from laya.core.io import require_free_space, staged, write_json
 
 
 def test_staged_outputs_replace_the_previous_ones_only_when_all_are_written(tmp_path):

@@ -12,8 +12,8 @@ import pytest
 
 from conftest import REPO
 
-LAYERS = [  # lowest first; a pattern ending in .* is a whole package
-    ("config", ["laya", "laya.config"]),  # typed configs and ConfigError: imports nothing of laya
+LAYERS = [  # lowest first; an exact module name wins over a package pattern (ending in .*)
+    ("config", ["laya", "laya.core", "laya.core.config"]),  # typed configs and ConfigError: imports nothing of laya
     ("models", [  # pure torch and math: no store, no I/O, no process handling
         "laya.ablation", "laya.images", "laya.early_stopping",
         "laya.backbones.mlp", "laya.backbones.cnn", "laya.backbones.vit", "laya.backbones.intermediates",
@@ -22,21 +22,18 @@ LAYERS = [  # lowest first; a pattern ending in .* is a whole package
         "laya.heads.aligned", "laya.heads.registry",
         "laya.clt.activations", "laya.clt.model", "laya.clt.config",
     ]),
-    ("core", ["laya.io", "laya.process", "laya.device", "laya.parallel", "laya.distributed", "laya.plots",
-              "laya.vega_offline"]),  # files written atomically, processes and workers, figures
-    ("artifacts", ["laya.artifacts", "laya.heads.card", "laya.heads", "laya.backbones.card",
+    ("core", ["laya.core.*", "laya.vega_offline"]),  # files written atomically, processes and workers, figures
+    ("artifacts", ["laya.core.artifacts", "laya.heads.card", "laya.heads", "laya.backbones.card",
                    "laya.backbones.build", "laya.backbones", "laya.clt.card"]),  # weights + card on disk
-    ("storage", ["laya.location", "laya.zarrio", "laya.shard_files", "laya.shards", "laya.store", "laya.store_info",
-                 "laya.prefetch", "laya.statistics", "laya.interop", "laya.interop.*", "laya.data", "laya.data.*"]),
+    ("storage", ["laya.storage", "laya.storage.*", "laya.interop", "laya.interop.*", "laya.data", "laya.data.*"]),
     ("stages", ["laya.settings", "laya.trained", "laya.backbones.fit", "laya.backbones.create", "laya.protocols",
-                "laya.protocols.*",
-                "laya.extract", "laya.extract.*", "laya.train", "laya.train.*", "laya.evaluate", "laya.evaluate.*",
-                "laya.spatial", "laya.spatial.*", "laya.sanity", "laya.sanity.*", "laya.depth", "laya.depth.*",
-                "laya.clt", "laya.clt.*", "laya.report", "laya.report.*"]),
+                "laya.protocols.*", "laya.extract", "laya.extract.*", "laya.train", "laya.train.*", "laya.evaluate",
+                "laya.evaluate.*", "laya.spatial", "laya.spatial.*", "laya.sanity", "laya.sanity.*", "laya.depth",
+                "laya.depth.*", "laya.clt", "laya.clt.*", "laya.report", "laya.report.*"]),
     ("validation", ["laya.check"]),  # parses every section: configs only, never stage logic
-    ("entry", ["laya.params", "laya.cli"]),  # what the stage scripts call first
+    ("entry", ["laya.core.params", "laya.core.cli"]),  # what the stage scripts call first
 ]
-STAGE_LOGIC = ("laya.clt.run", "laya.clt.fit", "laya.evaluate.run", "laya.evaluate.stage", "laya.train.run",
+STAGE_LOGIC = ("laya.clt.run", "laya.clt.fit", "laya.evaluate.scores", "laya.evaluate.run", "laya.train.run",
                "laya.train.loop", "laya.depth.run", "laya.sanity.run")
 
 
@@ -140,23 +137,25 @@ def test_validation_imports_no_stage_logic():
 
 
 def test_config_imports_nothing_of_laya():
-    assert GRAPH["laya.config"] == set()
+    assert GRAPH["laya.core.config"] == set()
 
 
 @pytest.mark.parametrize(("graph", "found"), [
-    ({"laya.config": {"laya.store"}, "laya.store": set()}, ["laya.config (config) imports laya.store (storage)"]),
-    ({"laya.heads.aligned": {"laya.store"}, "laya.store": set()},
-     ["laya.heads.aligned (models) imports laya.store (storage)"]),
-    ({"laya.store": {"laya.config"}, "laya.config": set()}, []),
+    ({"laya.core.config": {"laya.storage.store"}, "laya.storage.store": set()},
+     ["laya.core.config (config) imports laya.storage.store (storage)"]),
+    ({"laya.heads.aligned": {"laya.storage.store"}, "laya.storage.store": set()},
+     ["laya.heads.aligned (models) imports laya.storage.store (storage)"]),
+    ({"laya.storage.store": {"laya.core.config"}, "laya.core.config": set()}, []),
 ])
 def test_an_upward_import_is_found(graph, found):
     assert upward_imports(graph) == found
 
 
 def test_a_cycle_is_found():
-    graph = {"laya.io": {"laya.location"}, "laya.location": {"laya.config"}, "laya.config": {"laya.io"},
-             "laya.store": {"laya.io"}}
-    assert cycles(graph) == [["laya.config", "laya.io", "laya.location"]]
+    graph = {"laya.core.io": {"laya.storage.location"}, "laya.storage.location": {"laya.core.config"},
+             "laya.core.config": {"laya.core.io"},
+             "laya.storage.store": {"laya.core.io"}}
+    assert cycles(graph) == [["laya.core.config", "laya.core.io", "laya.storage.location"]]
 
 
 def test_imports_are_read_from_function_bodies_too():

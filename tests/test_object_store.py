@@ -17,11 +17,11 @@ import yaml
 
 from conftest import extract_command, vit_extraction_inputs
 from laya.backbones import load_backbone
-from laya.config import ConfigError
+from laya.core.config import ConfigError
+from laya.core.params import load_params
 from laya.data import PreparedData
 from laya.extract import ExtractConfig, extract_features
-from laya.params import load_params
-from laya.store import FeatureStore
+from laya.storage.store import FeatureStore
 
 EXTRACT = {"batch_size": 8, "shard_size": 32, "patch_tokens": 3, "mlp_io": True}
 
@@ -112,7 +112,8 @@ def test_a_missing_bucket_or_a_refused_key_is_one_line(built, s3_server, case, m
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0] and url in lines[0], run.stderr
     assert _s3_tree(s3_server.url("refused")) == {}
-    env_read = subprocess.run([sys.executable, "-c", f"from laya.cli import run\nfrom laya.store import FeatureStore\n"
+    env_read = subprocess.run([sys.executable, "-c", "from laya.core.cli import run\n"
+                               f"from laya.storage.store import FeatureStore\n"
                                f"run(lambda: FeatureStore.open({url!r}))"], capture_output=True, text=True, env=env,
                               cwd=tmp)
     assert env_read.returncode == 2 and len(env_read.stderr.strip().splitlines()) == 1, env_read.stderr

@@ -14,9 +14,9 @@ from conftest import TINY_BACKBONES, write_feature_store
 from laya import FeatureStore
 from laya.backbones import BackboneConfig
 from laya.check import check_params
-from laya.config import ConfigError
+from laya.core.config import ConfigError
+from laya.core.parallel import resolve_workers, run_jobs
 from laya.data import PreparedData
-from laya.parallel import resolve_workers, run_jobs
 from laya.protocols.create import create_protocol
 from laya.train import HeadsConfig, TrainConfig, summarise, train_heads
 
@@ -85,8 +85,8 @@ def test_an_error_stops_the_other_runs_at_once():
 STAGE = """
 import os, sys, time
 from pathlib import Path
-from laya.cli import run
-from laya.parallel import run_jobs
+from laya.core.cli import run
+from laya.core.parallel import run_jobs
 
 def job(seconds):
     Path(sys.argv[1], str(os.getpid())).touch()

@@ -10,8 +10,8 @@ import torch
 
 from conftest import write_feature_store
 from laya import FeatureStore
-from laya.config import ConfigError
-from laya.prefetch import Prefetch
+from laya.core.config import ConfigError
+from laya.storage.prefetch import Prefetch
 
 
 def _threads() -> int:

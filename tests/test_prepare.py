@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from conftest import REPO, synthetic_raw
-from laya.config import ConfigError, from_dict
+from laya.core.config import ConfigError, from_dict
 from laya.data import DataConfig, PreparedData, write_prepared
 from laya.data.prepare import channel_stats
-from laya.zarrio import create_sample_array
+from laya.storage.zarrio import create_sample_array
 
 
 def test_split_is_stratified_seeded_and_disjoint(tmp_path):
@@ -84,7 +84,7 @@ def test_missing_prepared_store_says_which_stage(tmp_path):
 def test_a_killed_runs_temporary_folder_is_removed_by_the_next_run(tmp_path):
     import subprocess
 
-    from laya.io import atomic_path
+    from laya.core.io import atomic_path
 
     dead = subprocess.Popen(["true"])
     dead.wait()  # a pid that no longer runs

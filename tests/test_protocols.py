@@ -10,7 +10,7 @@ from laya import FeatureStore
 from laya.backbones import load_backbone, save_backbone
 from laya.backbones.build import build_model
 from laya.backbones.config import JointConfig
-from laya.config import ConfigError, from_dict
+from laya.core.config import ConfigError, from_dict
 from laya.data import PreparedData
 from laya.extract import ExtractConfig, extract_features
 from laya.heads import build

@@ -8,7 +8,7 @@ import yaml
 
 from conftest import REPO
 from laya.check import check_params
-from laya.params import load_params
+from laya.core.params import load_params
 
 PARAMS = load_params(REPO / "params.yaml")
 BLOCKS = [yaml.safe_load(block) for block in re.findall(r"```yaml\n(.*?)```", (REPO / "README.md").read_text(),

@@ -5,12 +5,12 @@ import pytest
 import torch
 
 from conftest import write_feature_store
-from laya.config import ConfigError, from_dict
+from laya.core.config import ConfigError, from_dict
 from laya.evaluate import EvaluateConfig
 from laya.heads import build
 from laya.sanity import STEPS, PermutedLabels, cascade, check_head, similarity
-from laya.statistics import layer_means
-from laya.store import FeatureStore
+from laya.storage.statistics import layer_means
+from laya.storage.store import FeatureStore
 from laya.train import TrainConfig
 
 DIMS = [6, 5, 4]

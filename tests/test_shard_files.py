@@ -1,4 +1,4 @@
-"""The whole-shard writer (laya.shard_files) writes the bytes zarr-python writes, and leaves what it cannot
+"""The whole-shard writer (laya.storage.shard_files) writes the bytes zarr-python writes, and leaves what it cannot
 encode to zarr-python."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import zarr
 
-from laya.shard_files import read_rows, write_rows
-from laya.shards import ShardPlan
-from laya.zarrio import create_sample_array
+from laya.storage.shard_files import read_rows, write_rows
+from laya.storage.shards import ShardPlan
+from laya.storage.zarrio import create_sample_array
 
 
 def _files(path: Path) -> dict[str, bytes]:

@@ -10,16 +10,16 @@ from torch import nn
 from laya.backbones.cnn import CNNBackbone, CNNConfig
 from laya.backbones.intermediates import BlockStack
 from laya.backbones.mlp import MLPBackbone, MLPConfig
-from laya.config import ConfigError, from_dict
+from laya.core.config import ConfigError, from_dict
 from laya.evaluate import EvaluateConfig
 from laya.evaluate.explain import load_schema, validate
 from laya.heads import build
 from laya.images import Preprocess
 from laya.spatial.config import SpatialConfig
 from laya.spatial.deletion import probability_drop, random_cells, top_cells, upsampled
+from laya.spatial.explanations import spatial_explanations
 from laya.spatial.live import LiveModel
 from laya.spatial.maps import layer_maps, map_kind, recorded_attention
-from laya.spatial.run import spatial_explanations
 
 SIDE = 8
 CELL = (5, 2)  # the one cell the hand-set model's logit reads

@@ -14,7 +14,7 @@ import yaml
 
 from conftest import REPO, tiny_card, write_feature_store
 from laya import FeatureStore
-from laya.config import ConfigError, from_dict
+from laya.core.config import ConfigError, from_dict
 from laya.heads import HeadCard
 from laya.settings import resolve
 from laya.train import HeadsConfig, TrainConfig, moving_average, summarise, train_heads

@@ -7,13 +7,13 @@ from pathlib import Path
 
 from torch import nn
 
-from laya.artifacts import load_module, save_module
 from laya.backbones.card import BackboneCard
 from laya.backbones.cnn import CNNBackbone
 from laya.backbones.config import BackboneConfig
 from laya.backbones.mlp import MLPBackbone
 from laya.backbones.vit import build_vit
-from laya.config import ConfigError
+from laya.core.artifacts import load_module, save_module
+from laya.core.config import ConfigError
 
 
 def build_model(cfg: BackboneConfig, in_chans: int, img_size: int, num_classes: int, key: str) -> nn.Module:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from laya.artifacts import Card
 from laya.backbones.config import BackboneConfig
+from laya.core.artifacts import Card
 from laya.images import Preprocess
 
 

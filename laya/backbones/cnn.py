@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from laya.backbones.intermediates import BlockStack
-from laya.config import require
+from laya.core.config import require
 
 
 @dataclass(frozen=True)

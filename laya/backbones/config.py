@@ -10,7 +10,7 @@ from laya.backbones.cnn import CNNConfig
 from laya.backbones.intermediates import POOLINGS
 from laya.backbones.mlp import MLPConfig
 from laya.backbones.vit import ViTConfig
-from laya.config import choice, from_dict, require, section
+from laya.core.config import choice, from_dict, require, section
 
 ARCHS = ("mlp", "cnn", "vit", "timm")
 MODEL_CONFIGS = {"mlp": MLPConfig, "cnn": CNNConfig, "vit": ViTConfig}  # timm: keyword arguments of create_model

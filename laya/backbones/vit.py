@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass
 
 from torch import nn
 
-from laya.config import require
+from laya.core.config import require
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from laya.artifacts import Card, load_module, save_module
 from laya.clt.config import CLTConfig
 from laya.clt.model import CrossLayerTranscoder
+from laya.core.artifacts import Card, load_module, save_module
 
 
 @dataclass(frozen=True, kw_only=True)

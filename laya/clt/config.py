@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from laya.clt.activations import ACTIVATIONS
-from laya.config import ConfigError, choice, require
+from laya.core.config import ConfigError, choice, require
 
 TOKEN_POSITIONS = ("cls", "patch")  # metrics are always reported for both
 TOKEN_KINDS = (*TOKEN_POSITIONS, "both")  # what a CLT can be trained on

@@ -1,4 +1,4 @@
-"""One point of the `clt_frontier` sweep as a job for laya.parallel.run_jobs: train a CLT, score it on the test
+"""One point of the `clt_frontier` sweep as a job for laya.core.parallel.run_jobs: train a CLT, score it on the test
 tokens and by replacement accuracy. A worker reads the cache's tokens once and reuses them for its next points."""
 
 from __future__ import annotations

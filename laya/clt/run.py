@@ -20,7 +20,7 @@ from laya.clt.replace import ReplacedViT, Replacement
 from laya.clt.tokens import Tokens, load_tokens
 from laya.data import PreparedData
 from laya.images import Preprocess, accuracy
-from laya.store import FeatureStore
+from laya.storage.store import FeatureStore
 
 
 @dataclass

@@ -14,9 +14,9 @@ import numpy as np
 import torch
 
 from laya.clt.config import TOKEN_KINDS, TOKEN_POSITIONS
-from laya.config import ConfigError
-from laya.shards import ShardPlan
-from laya.store import FeatureStore
+from laya.core.config import ConfigError
+from laya.storage.shards import ShardPlan
+from laya.storage.store import FeatureStore
 
 
 @dataclass

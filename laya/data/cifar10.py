@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from laya.config import ConfigError
+from laya.core.config import ConfigError
 from laya.data.raw import RawDataset
 
 TRAIN_BATCHES = [f"data_batch_{i}" for i in range(1, 6)]

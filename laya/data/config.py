@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from laya.config import choice, require
+from laya.core.config import choice, require
 
 DATASETS = ("fashion_mnist", "cifar10", "imagefolder")
 TITLES = {"fashion_mnist": "Fashion-MNIST", "cifar10": "CIFAR-10", "imagefolder": "ImageFolder"}

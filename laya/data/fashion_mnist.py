@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from laya.config import ConfigError
+from laya.core.config import ConfigError
+from laya.core.io import atomic_path, sha256_bytes
 from laya.data.raw import RawDataset
-from laya.io import atomic_path, sha256_bytes
 
 DEBIAN_ROOT = Path("/usr/share/datasets/fashion-mnist")
 DOWNLOAD_URL = "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/"

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
-from laya.config import ConfigError
+from laya.core.config import ConfigError
 from laya.data.raw import RawDataset
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp"}

@@ -16,15 +16,15 @@ import numpy as np
 import torch
 import zarr
 
-from laya.config import SPLITS, ConfigError
+from laya.core.config import SPLITS, ConfigError
+from laya.core.io import atomic_path
 from laya.data.cifar10 import load_cifar10
 from laya.data.config import DataConfig
 from laya.data.fashion_mnist import load_fashion_mnist
 from laya.data.imagefolder import load_imagefolder
 from laya.data.raw import RawDataset
-from laya.io import atomic_path
-from laya.shards import ShardPlan
-from laya.zarrio import create_sample_array
+from laya.storage.shards import ShardPlan
+from laya.storage.zarrio import create_sample_array
 
 SHARD_ROWS = 1 << 16
 
@@ -124,7 +124,7 @@ class PreparedData:
                 raise ConfigError(f"{self.path}: prepared store lacks attribute '{key}'; rerun `dvc repro prepare`.")
 
     def __reduce__(self):
-        """Pickled (for a worker process, laya.parallel) as its path: the receiver reopens it."""
+        """Pickled (for a worker process, laya.core.parallel) as its path: the receiver reopens it."""
         return (PreparedData, (str(self.path),))
 
     @property

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from laya.config import ConfigError, require
+from laya.core.config import ConfigError, require
 
 RANKED_BY = ("alpha", "scalarmix", "loo")  # the pruning rankings besides the random orders
 

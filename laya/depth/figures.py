@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from laya.plots import _pyplot, _save
+from laya.core.plots import _pyplot, _save
 
 RANKING_STYLE = {"alpha": ("#c44e52", "mean α (LAYA)"), "scalarmix": ("#4c72b0", "ScalarMix weight"),
                  "loo": ("#55a868", "mean LOO effect")}

@@ -12,8 +12,8 @@ import torch
 
 from laya.ablation import ablation_values, leave_one_out
 from laya.heads import LayerHead
-from laya.statistics import layer_means
-from laya.store import FeatureStore
+from laya.storage.statistics import layer_means
+from laya.storage.store import FeatureStore
 
 
 @torch.no_grad()

@@ -23,7 +23,7 @@ from laya.depth.pruning import (
 )
 from laya.depth.subsets import SubsetResult, fit_subsets
 from laya.heads import LayerHead
-from laya.store import FeatureStore
+from laya.storage.store import FeatureStore
 from laya.train.config import HeadsConfig, TrainConfig
 from laya.trained import load_checked
 

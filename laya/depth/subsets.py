@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 import torch
 
+from laya.core.parallel import run_jobs
 from laya.evaluate.failure import HeadOutputs, head_outputs
 from laya.heads import build
-from laya.parallel import run_jobs
-from laya.store import FeatureStore
+from laya.storage.store import FeatureStore
 from laya.train.config import TrainConfig
 from laya.train.loop import fit_head
 
@@ -19,7 +19,7 @@ Kept = tuple[int, ...]  # store layer indices kept, ascending
 
 @dataclass(frozen=True)
 class SubsetRun:
-    """One head to retrain on `kept` (a job for laya.parallel.run_jobs: picklable)."""
+    """One head to retrain on `kept` (a job for laya.core.parallel.run_jobs: picklable)."""
 
     store: FeatureStore
     head: str

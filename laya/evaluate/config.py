@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from laya.ablation import ABLATIONS
-from laya.config import ConfigError, choice, from_dict, require
+from laya.core.config import ConfigError, choice, from_dict, require
 from laya.evaluate.methods import IG_STEPS, INTRINSIC, METHODS
 from laya.heads import HEADS, LayerHead
 from laya.spatial.config import SpatialConfig

@@ -16,7 +16,7 @@ import numpy as np
 import laya
 from laya.evaluate.faithfulness import spearman_rows
 from laya.evaluate.methods import INTRINSIC
-from laya.evaluate.run import Evaluation
+from laya.evaluate.scores import Evaluation
 from laya.heads import HeadCard
 
 SCHEMA_PATH = Path(__file__).with_name("wia_ai_009.schema.json")
@@ -32,7 +32,7 @@ def confidence_level(probability: float, thresholds: list[float]) -> str:
 def explanations(ev: Evaluation, backbone: str, card: HeadCard, fingerprint: str, ablation: str,
                  count: int, thresholds: list[float], spatial=None, top_cells: int = 5) -> list[dict]:
     """Payloads for the first `count` evaluated test inputs: the head of `card`'s own layer weights α(x)
-    (its `intrinsic` attribution) beside its LOO effects; with `spatial` (laya.spatial.run.SpatialResult of
+    (its `intrinsic` attribution) beside its LOO effects; with `spatial` (laya.spatial.explanations.SpatialResult of
     the same rows), each layer's map summarised as its shape and `top_cells` highest cells."""
     head = card.name
     alpha, effects, probs = ev.attributions[(INTRINSIC, head)], ev.effects[head], ev.probs[head]

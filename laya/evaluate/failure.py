@@ -22,7 +22,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from laya.heads import LayerHead
-from laya.store import FeatureStore
+from laya.storage.store import FeatureStore
 
 DETECTORS = ("msp", "alpha", "msp_alpha")
 _EPS = 1e-7

@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 
 from laya.ablation import leave_one_out
-from laya.config import ConfigError
+from laya.core.config import ConfigError
 
 
 def _inputs(layers: list[torch.Tensor]) -> tuple[torch.Tensor, ...]:

@@ -1,213 +1,220 @@
-"""The evaluate stage's work for one backbone: LOO effects, every attribution method scored against them,
-accuracy under single-layer ablation, depth patterns, and the rows the explanations are built from."""
+"""The whole `evaluate@<backbone>` stage: every (method, head) pair over every evaluated seed, the summary
+metrics, depth patterns, WIA-AI-009 explanations and figures — written atomically, all or nothing."""
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
-from laya.ablation import ablation_values, deletion_curve, leave_one_out
+from laya import trained
+from laya.core import plots
+from laya.core.config import ConfigError
+from laya.core.io import staged, write_json
+from laya.core.parallel import run_jobs
 from laya.evaluate.config import EvaluateConfig
-from laya.evaluate.failure import HeadOutputs, alpha_shift_test, detection_metrics, head_outputs
-from laya.evaluate.faithfulness import deletion_at_1, deletion_auc, faithfulness, spearman_rows
-from laya.evaluate.methods import INTRINSIC, build_method
-from laya.heads import LayerHead
-from laya.statistics import layer_means
-from laya.store import FeatureStore
+from laya.evaluate.explain import explanations, payload_validator
+from laya.evaluate.failure import roc_points
+from laya.evaluate.methods import INTRINSIC
+from laya.evaluate.scores import (
+    Evaluation,
+    depth_patterns,
+    evaluate_heads,
+    layer_means,
+    metrics,
+    pair_label,
+    summarise_seeds,
+    timings,
+)
+from laya.heads import HeadCard, LayerHead
+from laya.spatial.config import SpatialConfig
+from laya.storage.store import FeatureStore
+from laya.trained import load_heads, trained_heads
 
-Pair = tuple[str, str]  # (method, head): what explains, and what is explained
-
-
-def pair_label(pair: Pair) -> str:
-    """'ig@laya': method ig explaining the laya head (figure labels, depth-pattern keys)."""
-    return f"{pair[0]}@{pair[1]}"
+if TYPE_CHECKING:  # the spatial maps import the backbone code: only the evaluate stage itself loads them
+    from laya.spatial.explanations import SpatialResult
 
 
 @dataclass
-class Evaluation:
-    layers: list[str]
-    classes: list[str]
-    labels: np.ndarray  # (N,)
-    index: np.ndarray  # (N,) row of each sample in the test split
-    probs: dict[str, np.ndarray] = field(default_factory=dict)  # head → (N, C)
-    effects: dict[str, np.ndarray] = field(default_factory=dict)  # head → (N, L) LOO effects
-    ablated_correct: dict[str, np.ndarray] = field(default_factory=dict)  # head → (N, L) correct when i ablated
-    attributions: dict[Pair, np.ndarray] = field(default_factory=dict)  # (method, head) → (N, L)
-    curves: dict[Pair, np.ndarray] = field(default_factory=dict)  # (method, head) → (N, L + 1) deletion curves
-    seconds: dict[Pair, float] = field(default_factory=dict)  # (method, head) → total attribution time
-    explained: str | None = None  # the head whose α the failure detectors read (cfg.explain)
-    val: HeadOutputs | None = None  # that head's probabilities and α on the whole val split (detectors' fit)
-
-    def test_outputs(self) -> HeadOutputs | None:
-        """The explained head's probabilities and α on the evaluated test rows."""
-        if self.explained is None:
-            return None
-        return HeadOutputs(self.probs[self.explained], self.attributions[(INTRINSIC, self.explained)], self.labels)
+class Outcome:
+    scores: dict  # DVC metrics: means over seeds (+ stds)
+    timings: dict  # ms per explanation, mean over seeds (not a DVC output)
+    patterns: dict  # depth patterns of the first seed
+    payloads: list[dict]  # WIA-AI-009 explanations of the first seed
+    first: Evaluation  # the first seed's evaluation (figures)
+    seeds: list[int]  # the seeds evaluated, in order
+    spatial: SpatialResult | None = None  # maps of the explained inputs (backbones with spatial layers)
 
 
-def _append(store: dict, key, value: torch.Tensor) -> None:
-    store.setdefault(key, []).append(value.detach().float().cpu().numpy())
+@dataclass(frozen=True)
+class LiveSources:
+    """What the spatial maps need to run the backbone live: the prepared images the cache was built from (the
+    head's view: laya.protocols.head_data) and one backbone folder per unit, in the units' order."""
+
+    data: object  # PreparedData | ClassSubset
+    backbones: list[Path]
 
 
-def evaluate_heads(store: FeatureStore, heads: dict[str, LayerHead], layers: list[int], cfg: EvaluateConfig,
-                   seed: int, means: list[np.ndarray] | None = None,
-                   device: torch.device | str = "cpu") -> Evaluation:
-    """Run every (method, head) pair of cfg.methods on the test split (first cfg.max_samples rows) in batches, for
-    `heads` (name → head trained with `seed`, all reading the store's `layers`). `means`: the layers'
-    training-set means when already computed (`layer_means`)."""
-    heads = {name: head.to(device).eval() for name, head in heads.items()}
-    values = ablation_values(cfg.ablation, means if means is not None else layer_means(store, "train", layers),
-                             device)
-    pairs = cfg.pairs
-    total = min(cfg.max_samples or store.num_samples("test"), store.num_samples("test"))
-    raw: dict[str, dict] = {"probs": {}, "effects": {}, "ablated_correct": {}, "attributions": {}, "curves": {}}
-    seconds = dict.fromkeys(pairs, 0.0)
-    methods, labels_seen, seen = None, [], 0
-    for feats, labels in store.batches("test", cfg.batch_size, layers=layers):
-        feats, labels = [f[:total - seen].to(device) for f in feats], labels[:total - seen].to(device)
-        if len(labels) == 0:
-            break
-        if methods is None:  # first calls import Captum and fill caches: keep them out of the timings
-            for method, head in pairs:
-                warm = [f[:2] for f in feats]
-                build_method(method, values, seed, cfg.ig_steps).attribute(heads[head], warm,
-                                                                           heads[head](warm).argmax(1))
-            methods = {pair: build_method(pair[0], values, seed, cfg.ig_steps) for pair in pairs}
-        loo = {}
-        for name in cfg.heads:
-            loo[name] = leave_one_out(heads[name], feats, values)
-            _append(raw["probs"], name, loo[name].probs)
-            _append(raw["effects"], name, loo[name].effects)
-            _append(raw["ablated_correct"], name, loo[name].ablated_predictions == labels[:, None])
-        for pair, method in methods.items():
-            head, target = heads[pair[1]], loo[pair[1]].target
-            started = time.perf_counter()
-            attribution = method.attribute(head, feats, target)
-            if attribution.is_cuda:
-                torch.cuda.synchronize()
-            seconds[pair] += time.perf_counter() - started
-            _append(raw["attributions"], pair, attribution)
-            _append(raw["curves"], pair, deletion_curve(head, feats, values, attribution, target))
-        labels_seen.append(labels.cpu().numpy())
-        seen += len(labels)
-    ev = Evaluation([store.layers[i] for i in layers], list(store.info.classes), np.concatenate(labels_seen),
-                    store.source_rows("test")[:seen])
-    for key, per_name in raw.items():
-        setattr(ev, key, {name: np.concatenate(chunks) for name, chunks in per_name.items()})
-    ev.seconds = seconds
-    if cfg.explain is not None and (INTRINSIC, cfg.explain) in pairs:
-        ev.explained = cfg.explain
-        ev.val = head_outputs(store, heads[cfg.explain], layers, "val", cfg.batch_size, device)
-    return ev
+def for_trained(cfg: EvaluateConfig, heads_dir: str | Path) -> tuple[EvaluateConfig, list[str]]:
+    """cfg without the pairs of heads not trained for this backbone (laya_joint outside the joint protocol, a
+    heads.extra head of another backbone); returns (cfg, the heads dropped). The explained head stays required."""
+    made = trained_heads(heads_dir)
+    if made is None:
+        return cfg, []
+    dropped = [h for h in cfg.heads if h not in made and h != cfg.explain]
+    return cfg.without_heads(dropped), dropped
 
 
-def _by_head(values: dict[Pair, float]) -> dict[str, dict[str, float]]:
-    """{(method, head): v} → {head: {method: v}}, the layout of the metrics files."""
-    out: dict[str, dict[str, float]] = {}
-    for (method, head), value in values.items():
-        out.setdefault(head, {})[method] = value
-    return out
+def trained_seeds(cfg: EvaluateConfig, heads_dir: str | Path, candidates: list[int] | None = None) -> list[int]:
+    """The seeds of cfg.seeds (and of `candidates`, a joint unit's) whose heads are in `heads_dir`."""
+    return trained.trained_seeds(cfg.seeds, heads_dir, cfg.heads[0], candidates)
 
 
-def metrics(ev: Evaluation) -> dict:
-    """DVC metrics, per head and method: faithfulness, undefined samples, Deletion@1, deletion AUC; per head:
-    accuracy intact and with each layer ablated, the entropy of its own layer weights (intrinsic pairs); the
-    explained head's error detection on test by MSP, α and both (laya.evaluate.failure)."""
-    groups: dict[str, dict[Pair, float]] = {"faithfulness": {}, "faithfulness_undefined": {}, "deletion_at_1": {},
-                                            "deletion_auc": {}}
-    for pair, attribution in ev.attributions.items():
-        effects = ev.effects[pair[1]]
-        scores = faithfulness(attribution, effects)
-        groups["faithfulness"][pair] = round(scores["faithfulness"], 6)
-        groups["faithfulness_undefined"][pair] = scores["faithfulness_undefined"]
-        groups["deletion_at_1"][pair] = round(deletion_at_1(attribution, effects), 6)
-        groups["deletion_auc"][pair] = round(deletion_auc(ev.curves[pair]), 6)
-    out: dict[str, dict] = {name: _by_head(values) for name, values in groups.items()}
-    out["accuracy"], out["ablated_accuracy"], out["alpha_entropy"] = {}, {}, {}
-    for head, probs in ev.probs.items():
-        out["accuracy"][head] = round(float((probs.argmax(1) == ev.labels).mean()), 6)
-        out["ablated_accuracy"][head] = {layer: round(float(ev.ablated_correct[head][:, i].mean()), 6)
-                                         for i, layer in enumerate(ev.layers)}
-    for (method, head), alpha in ev.attributions.items():
-        if method == INTRINSIC:
-            out["alpha_entropy"][head] = round(float(-(alpha * np.log(np.clip(alpha, 1e-12, None))).sum(1).mean()), 6)
-    if ev.val is not None:
-        out["failure_detection"] = {"head": ev.explained, **detection_metrics(ev.val, ev.test_outputs())}
-    return out
+@dataclass(frozen=True)
+class SeedRun:
+    """The heads of one seed to evaluate on one store (a job for laya.core.parallel.run_jobs)."""
+
+    store: FeatureStore
+    heads: dict[str, LayerHead]
+    layers: list[int]
+    cfg: EvaluateConfig
+    seed: int
+    means: list
+    device: str
 
 
-def timings(ev: Evaluation) -> dict:
-    """Wall-clock cost per explanation, {head: {method: ms}} — not a DVC output (it differs run to run)."""
-    n = len(ev.labels)
-    return {"ms_per_explanation": _by_head({pair: round(1000 * s / n, 4) for pair, s in ev.seconds.items()})}
+def evaluate_seed(run: SeedRun) -> Evaluation:
+    return evaluate_heads(run.store, run.heads, run.layers, run.cfg, run.seed, run.means, run.device)
 
 
-SUMMED = ("faithfulness_undefined",)  # counts of samples: they add up over seeds; every other number is a mean
-WITH_STD = ("faithfulness", "deletion_at_1", "failure_detection")  # groups that also get `<group>_std` over seeds
+def _seed_runs(backbone: str, units: list[tuple[FeatureStore, list[int]]], heads_dir: str | Path,
+               cfg: EvaluateConfig, device: str) -> tuple[list[SeedRun], dict[str, HeadCard] | None,
+                                                          FeatureStore | None]:
+    """One SeedRun per (unit, seed), the heads checked against their store; the first seed's cards and store."""
+    runs, first_cards, first_store = [], None, None
+    for store, seeds in units:
+        if not seeds:
+            continue
+        loaded = [load_heads(heads_dir, cfg.heads, seed, store, backbone) for seed in seeds]
+        layers = loaded[0][2]
+        means = layer_means(store, "train", layers)  # the same for every seed of this store
+        runs += [SeedRun(store, heads, layers, cfg, seed, means, device) for seed, (heads, _, _) in zip(seeds, loaded)]
+        if first_cards is None:
+            first_cards, first_store = loaded[0][1], store
+    return runs, first_cards, first_store
 
 
-def summarise_seeds(per_seed: list[dict]) -> dict:
-    """Metrics over several seeds: counts (SUMMED groups) are summed, every other number becomes its mean;
-    `<group>_std` holds the sample std (ddof=1) of the WITH_STD groups. Decided by group, never by Python type."""
-    def combine(values: list, reduce):
-        if isinstance(values[0], dict):
-            return {k: combine([v[k] for v in values], reduce) for k in values[0]}
-        return reduce(values)
+def evaluate_backbone(backbone: str, units: list[tuple[FeatureStore, list[int]]], heads_dir: str | Path,
+                      cfg: EvaluateConfig, device: torch.device | str = "cpu", workers: int = 1,
+                      live: LiveSources | None = None) -> Outcome:
+    """Evaluate every (store, head seeds) unit — one for a frozen backbone, one per joint model — for the seeds of
+    cfg.seeds trained on it, seeds in `workers` processes (laya.core.parallel); metrics are summarised over all seeds,
+    the rest comes from the first. cfg.crossed()'s pairs (the cross_ablation heads under the other ablation) run
+    in the same pool; their scores go to scores["cross_ablation"]. With `live`, the explained inputs also get
+    spatial maps per layer (a backbone whose layers have spatial axes), in the payloads and scores["spatial"]."""
+    runs, first_cards, first_store = _seed_runs(backbone, units, heads_dir, cfg, str(device))
+    if not runs:
+        raise ConfigError(f"{heads_dir}: none of evaluate.seeds {cfg.seeds} was trained for {backbone}; add one of "
+                          f"its trained seeds to evaluate.seeds.")
+    crossed = cfg.crossed()
+    crossed_runs = [replace(run, cfg=crossed) for run in runs] if crossed is not None else []
+    done = run_jobs(evaluate_seed, runs + crossed_runs, workers, cost=lambda run: len(run.cfg.pairs))
+    evaluations, crossed_evaluations = done[:len(runs)], done[len(runs):]
+    first = evaluations[0]
+    payloads, spatial = [], None
+    if cfg.explain is not None and live is not None and cfg.explain_n > 0:
+        unit = next(i for i, (store, _) in enumerate(units) if store is first_store)
+        spatial = spatial_maps(live.backbones[unit], runs[0].heads[cfg.explain], runs[0].layers, first_store,
+                               live.data, first, cfg)
+    if cfg.explain is not None:
+        payloads = explanations(first, backbone, first_cards[cfg.explain], first_store.fingerprint.hash,
+                                cfg.ablation, cfg.explain_n, cfg.confidence, spatial,
+                                cfg.spatial_config().top_cells)
+        validator = payload_validator()
+        for payload in payloads:
+            validator.validate(payload)
+    scores = summarise_seeds([metrics(e) for e in evaluations])
+    if crossed_evaluations:
+        other = summarise_seeds([metrics(e) for e in crossed_evaluations])
+        scores["cross_ablation"] = {"ablation": crossed.ablation,
+                                    **{k: other[k] for k in ("faithfulness", "faithfulness_std", "deletion_at_1",
+                                                             "deletion_at_1_std")}}
+    if spatial is not None:
+        scores["spatial"] = spatial.metrics(cfg.spatial_config())
+    patterns = depth_patterns(first, cfg.explain, cfg.shift_resamples, runs[0].seed)
+    return Outcome(scores, summarise_seeds([timings(e) for e in evaluations]), patterns, payloads, first,
+                   [run.seed for run in runs], spatial)
 
-    def undefined(values):  # a number missing in some seed (None), or a label such as a head's name
-        return any(v is None for v in values) or isinstance(values[0], str)
 
-    def total(values):
-        return int(np.sum(values))
+def spatial_maps(backbone_dir: Path, head: LayerHead, layers: list[int], store: FeatureStore, data,
+                 first: Evaluation, cfg: EvaluateConfig) -> SpatialResult | None:
+    """The SpatialResult of the first explain_n test inputs, or None when the backbone's layers have no spatial
+    axes (an MLP). The prepared images must be the cached rows: their labels are compared."""
+    from laya.spatial.explanations import spatial_explanations
+    from laya.spatial.live import LiveModel
+    from laya.spatial.maps import map_kind
 
-    def mean(values):
-        return values[0] if undefined(values) else round(float(np.mean(values)), 6)
-
-    def std(values):
-        if undefined(values):
-            return values[0]
-        return round(float(np.std(values, ddof=1)), 6) if len(values) > 1 else 0.0
-
-    out = {}
-    for group in per_seed[0]:
-        values = [s[group] for s in per_seed]
-        out[group] = combine(values, total if group in SUMMED else mean)
-        if group in WITH_STD:
-            out[f"{group}_std"] = combine(values, std)
-    out["seeds"] = len(per_seed)
-    return out
+    n = min(cfg.explain_n, len(first.labels))
+    images, labels = data.images("test", 0, n), data.labels("test", 0, n)
+    if not np.array_equal(labels, first.labels[:n]):
+        raise ConfigError(f"{store.path}: the prepared test images are not the rows this cache holds (labels "
+                          f"differ); rerun `dvc repro extract@{store.info.backbone}`.")
+    live = LiveModel.load(backbone_dir, head, layers, store.info.extract.get("pooling", "cls"))
+    kind = map_kind(live, torch.from_numpy(images[:1]))
+    return None if kind is None else spatial_explanations(live, images, kind, cfg.spatial_config())
 
 
-def depth_patterns(ev: Evaluation, explain: str | None, shift_resamples: int = 1000, seed: int = 0) -> dict:
-    """Per-class mean α of head `explain` (class × layer), split by correct/wrong prediction, and per class a
-    permutation test of that shift (`shift_resamples` relabellings); the agreement of every pair of attributions
-    (mean Spearman); mean deletion curves."""
-    patterns: dict = {"layers": ev.layers, "classes": ev.classes}
-    if explain is not None and (INTRINSIC, explain) in ev.attributions:
-        alpha, predicted = ev.attributions[(INTRINSIC, explain)], ev.probs[explain].argmax(1)
-        correct = predicted == ev.labels
-        patterns["alpha_head"] = explain
-        patterns["alpha_mean"] = alpha.mean(0).tolist()
-        patterns["alpha_std"] = alpha.std(0).tolist()
+def flat_pairs(group: dict[str, dict[str, float]]) -> dict[str, float]:
+    """{head: {method: v}} → {'method@head': v} (figure labels)."""
+    return {pair_label((method, head)): v for head, methods in group.items() for method, v in methods.items()}
 
-        def by_class(mask):
-            return [alpha[mask & (ev.labels == c)].mean(0).tolist() if (mask & (ev.labels == c)).any() else None
-                    for c in range(len(ev.classes))]
 
-        patterns["alpha_by_class"] = by_class(np.ones_like(correct))
-        patterns["alpha_by_class_correct"] = by_class(correct)
-        patterns["alpha_by_class_wrong"] = by_class(~correct)
-        patterns["alpha_shift_by_class"] = alpha_shift_test(alpha, ev.labels, ~correct, len(ev.classes),
-                                                            shift_resamples, seed)
-    pairs = list(ev.attributions)
-    agreement = np.eye(len(pairs))
-    for i, a in enumerate(pairs):
-        for j in range(i + 1, len(pairs)):
-            rho = spearman_rows(ev.attributions[a], ev.attributions[pairs[j]])
-            agreement[i, j] = agreement[j, i] = float(np.nanmean(rho)) if not np.isnan(rho).all() else float("nan")
-    patterns["agreement"] = {"methods": [pair_label(p) for p in pairs], "spearman": agreement.round(6).tolist()}
-    patterns["deletion_curves"] = {pair_label(p): c.mean(0).round(6).tolist() for p, c in ev.curves.items()}
-    return patterns
+def write_outcome(out: Outcome, backbone: str, cfg: EvaluateConfig, metrics_path: str | Path,
+                  patterns_path: str | Path, explanations_path: str | Path, figures_dir: str | Path) -> None:
+    """Write every output under a temporary name first, then move them all into place."""
+    with staged(metrics_path, patterns_path, explanations_path, figures_dir) as (metrics, patterns, payloads, tmp):
+        write_json(metrics, out.scores)
+        write_json(patterns, out.patterns)
+        payloads.write_text("".join(json.dumps(p, sort_keys=True, ensure_ascii=False) + "\n" for p in out.payloads))
+        tmp.mkdir(parents=True)
+        patterns = out.patterns
+        if "alpha_mean" in patterns:
+            head = patterns["alpha_head"]
+            title = f"{backbone}: {head} head (seed {out.seeds[0]}), {len(out.first.labels)} test inputs"
+            plots.alpha_per_layer(patterns, f"{title} — α per layer", tmp / "alpha_per_layer.png")
+            plots.class_layer_heatmap(patterns, f"{backbone}: mean α of {head} by true class",
+                                      tmp / "alpha_by_class.png")
+            plots.correct_vs_wrong_heatmaps(patterns, f"{backbone}: mean α of {head} by true class",
+                                            tmp / "alpha_by_class_correct_vs_wrong.png")
+        if out.first.val is not None:
+            roc = roc_points(out.first.val, out.first.test_outputs())
+            if roc:
+                title = f"{backbone}: error detection on test, {out.first.explained} (seed {out.seeds[0]})"
+                plots.failure_roc(roc, title, tmp / "failure_roc.png")
+        scores = {key: flat_pairs(out.scores[key]) for key in ("faithfulness", "deletion_at_1")}
+        spread = {key: flat_pairs(out.scores[f"{key}_std"]) for key in ("faithfulness", "deletion_at_1")}
+        plots.method_scores(scores, f"{backbone}: attribution methods vs leave-one-layer-out ({cfg.ablation}, "
+                            f"mean of {len(out.seeds)} seeds)", tmp / "methods.png",
+                            highlight=[pair_label(p) for p in cfg.pairs if p[0] == INTRINSIC], spread=spread,
+                            seeds=len(out.seeds))
+        plots.deletion_curves(patterns, f"{backbone}: deletion curves", tmp / "deletion_curves.png")
+        if out.spatial is not None:
+            _spatial_figures(out, backbone, cfg.spatial_config(), tmp / "where")
+        plots.agreement_matrix(patterns, f"{backbone}: method agreement", tmp / "agreement.png")
+
+
+def _spatial_figures(out: Outcome, backbone: str, cfg: SpatialConfig, folder: Path) -> None:
+    """where/test_<row>.png for the first cfg.figures explained inputs."""
+    from laya.spatial.figure import input_figure
+
+    folder.mkdir()
+    result = out.spatial
+    for row in range(min(cfg.figures, len(result.target))):
+        index = int(out.first.index[row])
+        title = (f"{backbone}: where and at which depth, test/{index} — {result.kind} per layer, weighted by "
+                 f"α(x) of {out.first.explained}")
+        input_figure(result, row, out.first.classes, title, folder / f"test_{index}.png")

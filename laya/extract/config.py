@@ -9,8 +9,8 @@ from typing import Any
 import torch
 
 from laya.backbones.intermediates import POOLINGS
-from laya.config import ConfigError, choice, require
-from laya.zarrio import CODECS
+from laya.core.config import ConfigError, choice, require
+from laya.storage.zarrio import CODECS
 
 DTYPES = ("float16", "float32")
 AUTOCASTS = {"none": None, "bf16": "bfloat16", "fp16": "float16"}  # extract.autocast → torch dtype of the forward
@@ -26,7 +26,7 @@ class ExtractConfig:
     batch_size: int = 256  # forward-pass batch
     shard_size: int = 8192  # samples per shard (a power of two); the unit of writing and of resuming
     codec: str = "none"  # none | lz4 | zstd — none: float16 activations hardly compress, and uncompressed shards
-    # are written and read with one copy each (laya.shard_files; benchmarks/extract.py and store.py)
+    # are written and read with one copy each (laya.storage.shard_files; benchmarks/extract.py and store.py)
     seed: int = 0  # patch-token sampling
     autocast: str = "none"  # CUDA only: run the frozen forward pass under autocast (bf16 | fp16); the cache keeps
     # `dtype`, and the store's fingerprint records the autocast (its values differ from a float32 forward)

@@ -20,20 +20,20 @@ from tqdm import tqdm
 
 import laya
 from laya.backbones import BackboneCard
-from laya.config import ConfigError
+from laya.core.config import ConfigError
+from laya.core.distributed import Ranks
+from laya.core.io import require_free_space
+from laya.core.parallel import one_thread
 from laya.data import SPLITS, PreparedData
-from laya.distributed import Ranks
 from laya.extract.config import ExtractConfig
 from laya.extract.loader import block_rows, image_loader
 from laya.extract.plan import ExtractionPlan, Layout, Task
 from laya.extract.progress import ShardProgress
 from laya.extract.taps import LayerTap
 from laya.extract.writer import ShardCallback, ShardWriter
-from laya.io import require_free_space
-from laya.location import Location
-from laya.parallel import one_thread
-from laya.store_info import Fingerprint, StoreInfo
-from laya.zarrio import create_sample_array
+from laya.storage.location import Location
+from laya.storage.store_info import Fingerprint, StoreInfo
+from laya.storage.zarrio import create_sample_array
 
 
 def fingerprint(card: BackboneCard, data_sha256: str, cfg: ExtractConfig, mlp_io: bool) -> Fingerprint:

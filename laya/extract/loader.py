@@ -12,10 +12,10 @@ import math
 import torch
 from torch.utils.data import DataLoader, Dataset
 
+from laya.core.parallel import available_cores
 from laya.data import SPLITS, PreparedData
 from laya.extract.plan import Task
-from laya.parallel import available_cores
-from laya.shards import ShardPlan
+from laya.storage.shards import ShardPlan
 
 Block = tuple[str, int, int, torch.Tensor]  # (split, shard, first row within the shard, uint8 images)
 

@@ -13,12 +13,12 @@ from functools import cached_property
 import numpy as np
 import torch
 
-from laya.config import SPLITS, ConfigError
+from laya.core.config import SPLITS, ConfigError
+from laya.core.io import human_bytes
+from laya.core.parallel import available_cores
 from laya.extract.config import ExtractConfig
 from laya.extract.taps import LayerTap
-from laya.io import human_bytes
-from laya.parallel import available_cores
-from laya.shards import ShardPlan
+from laya.storage.shards import ShardPlan
 
 Task = tuple[str, int]  # (split, shard index)
 Arrays = dict[str, tuple[tuple[int, ...], str]]  # relative array path → (row shape, dtype)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from laya.location import Location
+from laya.storage.location import Location
 
 Done = dict[str, list[int]]  # split → completed shard indices
 

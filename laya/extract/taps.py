@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from laya.config import ConfigError
+from laya.core.config import ConfigError
 
 BlockSink = Callable[[int, torch.Tensor, torch.Tensor], None]  # (block index, MLP input, MLP output (B, N, d))
 

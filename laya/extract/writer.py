@@ -16,8 +16,8 @@ import numpy as np
 import zarr
 
 from laya.extract.progress import ShardProgress
-from laya.shard_files import write_rows
-from laya.shards import ShardPlan
+from laya.storage.shard_files import write_rows
+from laya.storage.shards import ShardPlan
 
 ShardCallback = Callable[[str, int], None]
 

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from laya.ablation import ABLATIONS, leave_one_out
-from laya.config import choice, require
+from laya.core.config import choice, require
 from laya.heads.attention import LAYA, LAYAConfig
 
 

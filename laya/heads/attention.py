@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from laya.config import choice, require
+from laya.core.config import choice, require
 from laya.heads.adapters import LayerAdapters
 from laya.heads.base import LayerHead
 

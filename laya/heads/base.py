@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from laya.config import ConfigError
+from laya.core.config import ConfigError
 
 
 class LayerHead(nn.Module):

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from laya.artifacts import Card, load_module, save_module
+from laya.core.artifacts import Card, load_module, save_module
 from laya.heads.base import LayerHead
 from laya.heads.registry import build, parse_config
 

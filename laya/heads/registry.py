@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from laya.config import ConfigError, from_dict
+from laya.core.config import ConfigError, from_dict
 from laya.heads.aligned import AlignedLAYA, AlignedLAYAConfig
 from laya.heads.attention import LAYA, JointLAYA, LAYAConfig
 from laya.heads.base import LayerHead

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from laya.config import require
+from laya.core.config import require
 from laya.heads.adapters import LayerAdapters
 from laya.heads.base import LayerHead
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import h5py
 
-from laya.config import SPLITS, ConfigError
+from laya.core.config import SPLITS, ConfigError
+from laya.core.io import atomic_path
 from laya.interop.layout import ArraySpec, build_store, external_card, store_arrays
-from laya.io import atomic_path
-from laya.store import FeatureStore
+from laya.storage.store import FeatureStore
 
 CARD = "laya"  # root attribute holding the store's card (JSON)
 

@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import zarr
 
-from laya.config import SPLITS, ConfigError
-from laya.io import atomic_path
-from laya.shard_files import write_rows
-from laya.store import FeatureStore
-from laya.store_info import Fingerprint, StoreInfo
-from laya.zarrio import create_sample_array
+from laya.core.config import SPLITS, ConfigError
+from laya.core.io import atomic_path
+from laya.storage.shard_files import write_rows
+from laya.storage.store import FeatureStore
+from laya.storage.store_info import Fingerprint, StoreInfo
+from laya.storage.zarrio import create_sample_array
 
 ReadRows = Callable[[str, slice], np.ndarray]  # (array path, rows) → those rows
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import numpy as np
 
-from laya.config import ConfigError
+from laya.core.config import ConfigError
+from laya.core.io import atomic_path
 from laya.interop.layout import ArraySpec, build_store, external_card, store_arrays
-from laya.io import atomic_path
-from laya.store import FeatureStore
+from laya.storage.store import FeatureStore
 
 FORMAT = "laya-memmap"
 VERSION = 1

@@ -17,11 +17,11 @@ import laya
 from laya.backbones import BackboneCard, BackboneConfig, create_backbone, save_backbone
 from laya.backbones.build import build_model, image_side
 from laya.backbones.create import normalisation
+from laya.core.parallel import run_jobs
 from laya.data import PreparedData
 from laya.extract.taps import LayerTap
 from laya.heads import JOINT_HEAD, build, save
 from laya.images import Preprocess
-from laya.parallel import run_jobs
 from laya.protocols.joint import JointModel, fit_joint, joint_accuracy
 from laya.protocols.transfer import backbone_data
 from laya.protocols.units import units
@@ -31,7 +31,7 @@ def create_protocol(name: str, cfg: BackboneConfig, data: PreparedData, out: Pat
                     key: str, workers: int = 1) -> list[dict]:
     """Train every unit of the entry into `out` (a new folder); returns one summary per unit (its card's
     accuracies and best epoch; the joint model's for protocol joint). Joint models, one per seed, train in
-    `workers` processes (laya.parallel)."""
+    `workers` processes (laya.core.parallel)."""
     if cfg.protocol != "joint":
         model, card = create_backbone(name, cfg, backbone_data(cfg, data, key), device, key)
         save_backbone(out, model, card)
@@ -42,7 +42,7 @@ def create_protocol(name: str, cfg: BackboneConfig, data: PreparedData, out: Pat
 
 @dataclass(frozen=True)
 class JointRun:
-    """One joint model to train and save (a job for laya.parallel.run_jobs)."""
+    """One joint model to train and save (a job for laya.core.parallel.run_jobs)."""
 
     name: str
     cfg: BackboneConfig

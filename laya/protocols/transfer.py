@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from laya.backbones.config import BackboneConfig
-from laya.config import ConfigError
+from laya.core.config import ConfigError
 from laya.data import PreparedData
 
 

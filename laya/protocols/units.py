@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from laya.backbones.config import BackboneConfig
-from laya.location import is_url
+from laya.storage.location import is_url
 
 
 @dataclass(frozen=True)

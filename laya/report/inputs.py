@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from laya.backbones.config import BackboneConfig
-from laya.io import not_run, read_json
+from laya.core.io import not_run, read_json
 
 
 @dataclass(frozen=True)

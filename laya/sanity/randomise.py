@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from laya.heads import LayerHead
-from laya.store import FeatureStore
+from laya.storage.store import FeatureStore
 
 _LAYA_CASCADE = (("classifier", ("classifier",)), ("scorer", ("scorer", "psi")), ("adapters", ("adapters",)))
 CASCADES = {"laya": _LAYA_CASCADE, "laya_joint": _LAYA_CASCADE, "laya_aligned": _LAYA_CASCADE}  # head → steps

@@ -20,7 +20,7 @@ from laya.evaluate.faithfulness import spearman_rows
 from laya.evaluate.methods import build_method
 from laya.heads import LayerHead, build
 from laya.sanity.randomise import PermutedLabels, cascade
-from laya.store import FeatureStore
+from laya.storage.store import FeatureStore
 from laya.train import TrainConfig
 from laya.train.loop import fit_head
 
@@ -91,7 +91,7 @@ def check_head(head: LayerHead, store: FeatureStore, layers: list[int], means: l
 
 @dataclass(frozen=True)
 class SanityRun:
-    """Both checks for one head (a job for laya.parallel.run_jobs)."""
+    """Both checks for one head (a job for laya.core.parallel.run_jobs)."""
 
     head: LayerHead
     store: FeatureStore

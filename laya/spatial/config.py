@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from laya.config import require
+from laya.core.config import require
 
 
 @dataclass(frozen=True)

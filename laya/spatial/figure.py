@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
-from laya.plots import _pyplot, _save
+from laya.core.plots import _pyplot, _save
 from laya.spatial.deletion import top_cells
-from laya.spatial.run import SpatialResult
+from laya.spatial.explanations import SpatialResult
 
 
 def _upsample(grid: np.ndarray, height: int, width: int) -> np.ndarray:

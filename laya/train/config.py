@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from laya.config import ConfigError, from_dict, require
+from laya.core.config import ConfigError, from_dict, require
 from laya.heads import CACHE_HEADS, JOINT_HEAD, parse_config
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from laya.config import ConfigError
+from laya.core.config import ConfigError
 from laya.heads import JOINT_HEAD, head_folder, load_with_card, save
-from laya.store import FeatureStore
+from laya.storage.store import FeatureStore
 from laya.train.loop import predict
 
 

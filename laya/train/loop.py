@@ -13,7 +13,7 @@ from tqdm import tqdm
 
 from laya.early_stopping import EarlyStopping
 from laya.heads import LayerHead
-from laya.store import FeatureStore
+from laya.storage.store import FeatureStore
 from laya.train.config import TrainConfig
 from laya.train.dropout import InputDropout
 

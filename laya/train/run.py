@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from laya.core.io import atomic_path, require_free_space, write_json
+from laya.core.parallel import run_jobs
 from laya.heads import JOINT_HEAD, build, head_folder, save
-from laya.io import atomic_path, require_free_space, write_json
-from laya.parallel import run_jobs
-from laya.statistics import layer_means
-from laya.store import FeatureStore
+from laya.storage.statistics import layer_means
+from laya.storage.store import FeatureStore
 from laya.train.config import HeadsConfig, TrainConfig
 from laya.train.loop import fit_head, predict, short_average_warning
 
@@ -24,7 +24,7 @@ CURVE_FIELDS = ("epoch", "train_loss", "train_acc", "val_loss", "val_acc")
 
 @dataclass(frozen=True)
 class HeadRun:
-    """One head × seed to train (a job for laya.parallel.run_jobs: everything it needs, picklable)."""
+    """One head × seed to train (a job for laya.core.parallel.run_jobs: everything it needs, picklable)."""
 
     store: FeatureStore
     name: str
@@ -73,9 +73,9 @@ def train_heads(store: FeatureStore, heads: HeadsConfig, cfg: TrainConfig, out_d
 def train_units(units: list[tuple[FeatureStore, list[int]]], heads: HeadsConfig, cfg: TrainConfig,
                 out_dir: str | Path, device: torch.device | str = "cpu", workers: int = 1) -> dict:
     """Train heads.names × the seeds of every (store, seeds) unit — one for a frozen backbone, one per joint
-    model — in `workers` processes (laya.parallel: the same bits for any count); write each head to
+    model — in `workers` processes (laya.core.parallel: the same bits for any count); write each head to
     out_dir/<head>/seed<k>/ (out_dir: new, or holding other seeds' heads; the stage builds it under a temporary
-    name, see laya.io.staged). Returns results: {head: {seed: {"test_accuracy", "macro_f1", "best_epoch",
+    name, see laya.core.io.staged). Returns results: {head: {seed: {"test_accuracy", "macro_f1", "best_epoch",
     "history", "seconds"}}}."""
     out_dir = Path(out_dir)
     runs = []

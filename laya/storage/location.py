@@ -5,7 +5,7 @@ Credentials and the endpoint come from the standard AWS environment variables (`
 `storage: {<protocol>: {fsspec options}}` (e.g. `storage: {s3: {endpoint_url: http://minio:9000}}`), which
 `configure_storage` hands to fsspec's per-protocol defaults — never put secrets in params.yaml.
 
-Local paths keep their atomic renames (`laya.io`); an object store has no rename, so `move_to` copies server-side
+Local paths keep their atomic renames (`laya.core.io`); an object store has no rename, so `move_to` copies server-side
 and deletes the source (S3 CopyObject), after which the destination is complete.
 """
 
@@ -17,8 +17,8 @@ from typing import Any
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
-from laya.config import ConfigError
-from laya.io import atomic_path, replace_path
+from laya.core.config import ConfigError
+from laya.core.io import atomic_path, replace_path
 
 
 def is_url(target: str | Path) -> bool:

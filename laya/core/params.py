@@ -7,13 +7,13 @@ from typing import Any
 
 import yaml
 
-from laya.config import SECTIONS, ConfigError
-from laya.location import configure_storage
+from laya.core.config import SECTIONS, ConfigError
+from laya.storage.location import configure_storage
 
 
 def load_params(path: str | Path) -> dict[str, Any]:
     """Read params.yaml (or any YAML mapping) with a clear error when it is missing or malformed; its `storage`
-    section (fsspec options per protocol, laya.location) becomes this process's fsspec defaults."""
+    section (fsspec options per protocol, laya.storage.location) becomes this process's fsspec defaults."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: params file not found; expected a YAML file (run from the repo root).")

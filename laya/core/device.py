@@ -6,7 +6,7 @@ from typing import Any
 
 import torch
 
-from laya.config import ConfigError
+from laya.core.config import ConfigError
 
 
 def resolve_device(name: str = "auto") -> torch.device:

@@ -20,8 +20,8 @@ from typing import Any, TypeVar
 
 import torch
 
-from laya.config import ConfigError
-from laya.process import collect_nothing_at_exit, die_with_parent
+from laya.core.config import ConfigError
+from laya.core.process import collect_nothing_at_exit, die_with_parent
 
 Job = TypeVar("Job")
 Result = TypeVar("Result")

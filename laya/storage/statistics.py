@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from laya.store import FeatureStore
+from laya.storage.store import FeatureStore
 
 
 def layer_means(store: FeatureStore, split: str, layers: list[int]) -> list[np.ndarray]:

@@ -20,8 +20,8 @@ from typing import TypeVar
 import torch
 import torch.distributed as dist
 
-from laya.config import ConfigError
-from laya.process import PEER_FAILED
+from laya.core.config import ConfigError
+from laya.core.process import PEER_FAILED
 
 Item = TypeVar("Item")
 TIMEOUT = timedelta(hours=2)  # how long a rank waits at a barrier for the slowest one (a shard can take minutes)
@@ -86,7 +86,7 @@ def launch(procs: int, argv: list[str], what: str) -> None:
     """Run `python argv…` as `procs` ranks on this machine with torchrun's launcher (torch.distributed's elastic
     agent, as `torchrun --standalone --nproc-per-node procs argv…` would) and wait for them.
 
-    A rank that stops on an error prints its own one line (laya.cli.run) and this process exits with its status;
+    A rank that stops on an error prints its own one line (laya.core.cli.run) and this process exits with its status;
     the agent's log is kept quiet; a rank killed otherwise (a signal) is named in one line with how to resume.
     Ctrl-C or SIGTERM of this process stops the ranks and exits with 130 / 143, as a stage does."""
     from torch.distributed.elastic.multiprocessing.api import SignalException
@@ -101,15 +101,15 @@ def launch(procs: int, argv: list[str], what: str) -> None:
     try:
         elastic_launch(config, sys.executable)(*argv)
     except SignalException as err:  # Ctrl-C or SIGTERM reached the agent, which has stopped the ranks
-        # quietly, as laya.cli.run exits on these: rank 0 has said "interrupted" (Ctrl-C reaches every process)
+        # quietly, as laya.core.cli.run exits on these: rank 0 has said "interrupted" (Ctrl-C reaches every process)
         raise SystemExit(128 + err.sigval) from None
     except ChildFailedError as err:
         failures = sorted(err.failures.items())
         said = [f for _, f in failures if f.exitcode in (1, 2)]
-        if said:  # a rank stopped on an error and said why in one line (laya.cli.run)
+        if said:  # a rank stopped on an error and said why in one line (laya.core.cli.run)
             raise SystemExit(said[0].exitcode) from None
-        # the cause, not a rank that stopped because its peer died (laya.process.PEER_FAILED) or because the agent
-        # then stopped it (SIGTERM: -15, or 143 through laya.cli): those last, other signals first
+        # the cause, not a rank that stopped because its peer died (laya.core.process.PEER_FAILED) or because the agent
+        # then stopped it (SIGTERM: -15, or 143 through laya.core.cli): those last, other signals first
         stopped = (PEER_FAILED, -signal.SIGTERM, 128 + signal.SIGTERM)
         rank, failure = min(failures, key=lambda rf: (rf[1].exitcode in stopped, rf[1].exitcode >= 0, rf[0]))
         how = f"killed by {failure.signal_name()}" if failure.exitcode < 0 else f"exit code {failure.exitcode}"

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from laya.config import ConfigError
+from laya.core.config import ConfigError
 
 
 def sha256_file(path: str | Path, block: int = 1 << 20) -> str:

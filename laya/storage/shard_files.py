@@ -7,7 +7,8 @@ extraction adds to the forward pass.
 `read_rows`: rows of an uncompressed array (extract.codec none) copied from the shard files into the result
 with one read per shard, after checking the shard's index (its crc32c, every chunk where the layout puts it).
 
-A shard file of an array made by `laya.zarrio.create_sample_array` (sharding_indexed, inner chunks of whole rows):
+A shard file of an array made by `laya.storage.zarrio.create_sample_array` (sharding_indexed, inner chunks of whole
+rows):
 
     encode(chunk_0) ‖ … ‖ encode(chunk_{n-1}) ‖ index ‖ crc32c(index)
 

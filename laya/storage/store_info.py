@@ -13,8 +13,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from laya.config import ConfigError, from_dict
-from laya.shards import ShardPlan
+from laya.core.config import ConfigError, from_dict
+from laya.storage.shards import ShardPlan
 
 
 @dataclass(frozen=True)

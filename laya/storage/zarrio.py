@@ -16,7 +16,7 @@ from zarr.codecs import BloscCodec, BloscShuffle, ZstdCodec
 from zarr.storage import LocalStore
 from zarrs import ZarrsCodecPipeline
 
-from laya.shards import ShardPlan
+from laya.storage.shards import ShardPlan
 
 CODECS = ("lz4", "zstd", "none")  # validated once, in the config that names the codec
 MIN_CHUNK_BYTES = 1 << 20

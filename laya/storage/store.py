@@ -1,8 +1,6 @@
-"""Read side of a feature store: layer names and widths, labels, and chunk-wise mini-batches.
-
-Batches are read a block of whole chunks at a time (one contiguous slice per array), never sample by sample.
-Shuffling permutes the order of blocks and the rows inside a window of blocks held in memory, so every sample
-is visited exactly once per epoch while reads stay sequential.
+"""Read side of a feature store: layer names and widths, labels, its fingerprint, and blocks of whole chunks (one
+contiguous slice per array, kept in memory across epochs up to a budget). laya.storage.loader turns the blocks
+into mini-batches.
 """
 
 from __future__ import annotations
@@ -10,22 +8,18 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import torch
 import zarr
 
-from laya import shard_files
-from laya.config import SPLITS, ConfigError
-from laya.location import Location, configure_storage, is_url, storage_defaults
-from laya.prefetch import Prefetch
-from laya.shards import ShardPlan
-from laya.store_info import Fingerprint, StoreInfo
-from laya.zarrio import read_fast
-
-BATCHES_PER_GROUP = 8  # batches handed over from the prefetch thread at a time
+from laya.core.config import SPLITS, ConfigError
+from laya.storage import loader, shard_files
+from laya.storage.location import Location, configure_storage, is_url, storage_defaults
+from laya.storage.shards import ShardPlan
+from laya.storage.store_info import Fingerprint, StoreInfo
+from laya.storage.zarrio import read_fast
 
 
 class FeatureStore:
@@ -41,12 +35,13 @@ class FeatureStore:
         self._memory_budget = 0  # bytes of decoded blocks `read_block` may keep (see `keep_in_memory`)
         self._memo: dict[tuple, tuple[list[np.ndarray], np.ndarray]] = {}
         self._memo_bytes = 0
-        self._memo_lock = threading.Lock()  # a window's blocks are read side by side (`_read_window`)
+        self._memo_lock = threading.Lock()  # a window's blocks are read side by side (laya.storage.loader)
         self._arrays: dict[str, zarr.Array] = {}  # opened once: opening reads the array's zarr.json
 
     @classmethod
     def open(cls, path: str | Path) -> FeatureStore:
-        """Open a store on the local disk or at an fsspec URL (s3://bucket/features/vit.zarr; see laya.location)."""
+        """Open a store on the local disk or at an fsspec URL (s3://bucket/features/vit.zarr; see
+        laya.storage.location)."""
         if is_url(path):
             where = Location.of(path)
             try:
@@ -63,7 +58,7 @@ class FeatureStore:
         return cls(path, zarr.open_group(path, mode="r"))
 
     def __reduce__(self):
-        """Pickled (for a worker process, laya.parallel) as its path and memory budget: the receiver reopens it."""
+        """Pickled (for a worker process, laya.core.parallel) as its path and memory budget: the receiver reopens it."""
         return (_reopen, (str(self.path), self._memory_budget, self.fingerprint.hash, storage_defaults(self.path)))
 
     @property
@@ -162,60 +157,18 @@ class FeatureStore:
                 self._memo_bytes += size
         return block
 
-    def _read_window(self, split: str, starts: np.ndarray, rows: int, layers: list[int]):
-        """read_block of each start, side by side on threads (the reads wait on the disk with the GIL released:
-        a cold window arrives in about half the time it takes one block after another)."""
-        total = self.num_samples(split)
-        spans = [(int(s), min(int(s) + rows, total)) for s in starts]
-        if len(spans) == 1:
-            return [self.read_block(split, *spans[0], layers)]
-        with ThreadPoolExecutor(len(spans), thread_name_prefix="laya-read") as pool:
-            return list(pool.map(lambda span: self.read_block(split, *span, layers), spans))
-
     def batches(self, split: str, batch_size: int, shuffle: bool = False, seed: int = 0,
                 layers: list[int] | None = None, window_blocks: int = 4,
                 dtype: torch.dtype = torch.float32,
                 prefetch: int = 2) -> Iterator[tuple[list[torch.Tensor], torch.Tensor]]:
-        """Yield (list of (b, d_i) tensors, (b,) labels); each sample exactly once per pass.
+        """Yield (list of (b, d_i) tensors, (b,) labels); each sample exactly once per pass (laya.storage.loader).
 
         shuffle: blocks in a seeded random order, rows permuted within windows of `window_blocks` blocks.
-        prefetch: groups of batches read, gathered and converted ahead on a background thread (laya.prefetch),
-        so the step's thread only takes them; 0 = on the caller's thread. The batches are the same either way.
+        prefetch: groups of batches read, gathered and converted ahead on a background thread, so the step's
+        thread only takes them; 0 = on the caller's thread. The batches are the same either way.
         """
-        groups = self._batch_groups(split, batch_size, shuffle, seed, self.layer_indices(layers), window_blocks,
-                                    dtype)
-        for group in Prefetch(groups, prefetch) if prefetch > 0 else groups:
-            yield from group
-
-    def _batch_groups(self, split: str, batch_size: int, shuffle: bool, seed: int, layers: list[int],
-                      window_blocks: int, dtype: torch.dtype
-                      ) -> Iterator[list[tuple[list[torch.Tensor], torch.Tensor]]]:
-        """The batches, BATCHES_PER_GROUP at a time: per window of blocks its layers (n, d_i) as stored and labels,
-        then per batch a row gather (shuffled) or slice (in order), converted to `dtype` (exact: float16 and
-        float32 values convert without rounding, so gathering first gives the same numbers)."""
-        total, rows = self.num_samples(split), self.block_rows(split)
-        starts = np.arange(0, total, rows)
-        rng = np.random.default_rng(seed)
-        if shuffle:
-            starts = rng.permutation(starts)
-        for w in range(0, len(starts), window_blocks):
-            blocks = self._read_window(split, starts[w:w + window_blocks], rows, layers)
-            feats = [torch.from_numpy(np.concatenate([b[0][j] for b in blocks])) for j in range(len(layers))]
-            labels = torch.from_numpy(np.concatenate([b[1] for b in blocks]).astype(np.int64))
-            order = torch.from_numpy(rng.permutation(len(labels))) if shuffle else None
-            step = batch_size * BATCHES_PER_GROUP
-            for group in range(0, len(labels), step):
-                yield [_batch(feats, labels, order, lo, lo + batch_size, dtype)
-                       for lo in range(group, min(group + step, len(labels)), batch_size)]
-
-
-def _batch(feats: list[torch.Tensor], labels: torch.Tensor, order: torch.Tensor | None, lo: int, hi: int,
-           dtype: torch.dtype) -> tuple[list[torch.Tensor], torch.Tensor]:
-    """Rows [lo, hi) of a window, in `order` when given: ([(b, d_i) in dtype], (b,) labels)."""
-    if order is None:
-        return [f[lo:hi].to(dtype) for f in feats], labels[lo:hi]
-    pick = order[lo:hi]
-    return [f.index_select(0, pick).to(dtype) for f in feats], labels.index_select(0, pick)
+        return loader.batches(self, split, batch_size, shuffle, seed, self.layer_indices(layers), window_blocks,
+                              dtype, prefetch)
 
 
 def _reopen(path: str, memory_budget: int, fingerprint: str, storage: dict | None = None) -> FeatureStore:

@@ -18,8 +18,8 @@ from typing import Any, ClassVar, TypeVar
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-from laya.config import ConfigError, from_dict
-from laya.io import atomic_path, read_json, sha256_file
+from laya.core.config import ConfigError, from_dict
+from laya.core.io import atomic_path, read_json, sha256_file
 
 WEIGHTS_FILE = "model.safetensors"
 CARD_FILE = "config.json"

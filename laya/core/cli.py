@@ -9,8 +9,8 @@ import signal
 import sys
 from collections.abc import Callable
 
-from laya.config import ConfigError
-from laya.process import PEER_FAILED, collect_nothing_at_exit, exit_with_parent, peer_failed
+from laya.core.config import ConfigError
+from laya.core.process import PEER_FAILED, collect_nothing_at_exit, exit_with_parent, peer_failed
 
 DEBUG_ENV = "LAYA_DEBUG"  # set to 1 (or pass --debug) for the full traceback of an unexpected error
 
