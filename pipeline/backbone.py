@@ -13,9 +13,6 @@ beside them, and the test accuracy (the joint model's, for joint) as details.
 
 import time
 
-import numpy as np
-
-from laya.backbones import BackboneConfig
 from laya.backbones.config import entry
 from laya.core.cli import parser, run
 from laya.core.device import device_from_params
@@ -23,23 +20,7 @@ from laya.core.io import staged, write_json
 from laya.core.parallel import workers_from_params
 from laya.core.params import load_params
 from laya.data import PreparedData
-from laya.protocols.create import create_protocol
-
-
-def details(cfg: BackboneConfig, summaries: list[dict]) -> dict:
-    """The details JSON: the single backbone's numbers; for joint the means over seeds (+ std and every seed)."""
-    if cfg.protocol == "frozen":
-        return {k: v for k, v in summaries[0].items() if k != "unit"}
-    extra = {"protocol": cfg.protocol}
-    if cfg.protocol == "transfer":
-        return {**{k: v for k, v in summaries[0].items() if k != "unit"}, **extra,
-                "pretrain_classes": sorted(cfg.pretrain_classes)}
-    acc = np.array([s["test_accuracy"] for s in summaries])
-    return {"test_accuracy": round(float(acc.mean()), 6),
-            "test_accuracy_std": round(float(acc.std(ddof=1)) if len(acc) > 1 else 0.0, 6),
-            "val_accuracy": round(float(np.mean([s["val_accuracy"] for s in summaries])), 6),
-            "best_epoch": summaries[0]["best_epoch"], "parameters": summaries[0]["parameters"], **extra,
-            "seeds": {s["unit"]: {k: v for k, v in s.items() if k != "unit"} for s in summaries}}
+from laya.protocols.create import create_protocol, protocol_details
 
 
 def main() -> None:
@@ -57,7 +38,7 @@ def main() -> None:
     with staged(args.out, args.metrics) as (out, metrics):
         device = device_from_params(params)
         summaries = create_protocol(args.name, cfg, data, out, device, key, workers_from_params(params, device))
-        write_json(metrics, details(cfg, summaries))
+        write_json(metrics, protocol_details(cfg, summaries))
     accuracies = ", ".join(f"{s['unit'] or 'test'} {s['test_accuracy']:.4f} (best epoch {s['best_epoch']})"
                            for s in summaries)
     print(f"backbone@{args.name} ({cfg.protocol}): wrote {args.out} ({summaries[0]['parameters']:,} params) "

@@ -15,81 +15,24 @@ sharing a file system, start it with torchrun yourself (each rank writes whole s
         pipeline/extract.py --name vit --data … --backbone … --out …
 """
 
-import shutil
 import sys
 from pathlib import Path
 
-import zarr
-
-from laya.backbones import BackboneConfig, load_backbone
 from laya.backbones.config import entry
 from laya.clt.config import CLTConfig
 from laya.core.cli import parser, run
-from laya.core.config import ConfigError, from_dict, section
+from laya.core.config import from_dict, section
 from laya.core.device import device_from_params
 from laya.core.distributed import Ranks, launch
-from laya.core.io import human_bytes, staged
+from laya.core.io import human_bytes
 from laya.core.params import load_params
 from laya.core.process import under_torchrun
 from laya.data import SPLITS, PreparedData
-from laya.extract import ExtractConfig, extract_features
+from laya.extract import ExtractConfig
 from laya.extract.plan import check_world, resolve_procs
-from laya.protocols import head_data, units
-from laya.storage.location import Location, is_url
-from laya.storage.store import FeatureStore
-
-
-def extract_unit(name, backbone_dir: Path, data, out: str | Path, cfg: ExtractConfig, device, work_dir,
-                 ranks: Ranks) -> dict:
-    model, card = load_backbone(backbone_dir)
-    if card.data_sha256 != data.attrs["data_sha256"]:
-        raise ConfigError(f"{backbone_dir}: backbone was trained on other prepared data than {data.path}; "
-                          f"rerun `dvc repro backbone@{name}`.")
-    return extract_features(model, card, data, out, cfg, device, work_dir, ranks=ranks)
-
-
-def extract_joint(name: str, bb: BackboneConfig, key: str, args, data, cfg: ExtractConfig, device,
-                  ranks: Ranks) -> list[dict]:
-    """One store per joint seed, child groups of one Zarr hierarchy; finished seeds survive an interruption in
-    <out's folder>/.partial/<name>.zarr/ and are kept when their backbone and settings are unchanged."""
-    if cfg.pooling != bb.joint_config(key).pooling:
-        raise ConfigError(f"extract.pooling: {cfg.pooling!r}, but {key}.joint.pooling is "
-                          f"{bb.joint_config(key).pooling!r} (the co-trained head read the layers that way); set "
-                          f"them equal.")
-    if is_url(args.out):
-        raise ConfigError(f"--out {args.out}: a joint backbone's stores (one per seed) are built on a local disk; "
-                          f"give a local path and share them with `dvc push` to an S3 remote.")
-    out = Path(args.out)
-    building = out.parent / ".partial" / out.name
-    shards = out.parent / ".partial" / f"{out.name}.shards"  # the unit being built
-    building.mkdir(parents=True, exist_ok=True)
-    summaries = []
-    for unit in units(bb, key):
-        target, backbone_dir = unit.path(building), unit.path(args.backbone)
-        if (target / "zarr.json").is_file() and _complete(target, backbone_dir, cfg):
-            if ranks.is_main:
-                print(f"extract@{name}: {unit.name} already built in {building}, kept")
-            continue
-        summaries.append(extract_unit(name, backbone_dir, data, target, cfg, device, shards, ranks))
-    if not ranks.is_main:
-        return summaries
-    root = zarr.open_group(building, mode="a")
-    root.attrs.update({"protocol": "joint", "units": [u.name for u in units(bb, key)]})
-    with staged(out) as (tmp,):
-        building.rename(tmp)
-    shutil.rmtree(shards, ignore_errors=True)
-    return summaries
-
-
-def _complete(store_path: Path, backbone_dir: Path, cfg: ExtractConfig) -> bool:
-    from laya.backbones import BackboneCard
-
-    try:
-        store = FeatureStore.open(store_path)
-        store.check_built_from(BackboneCard.load(backbone_dir))
-    except ConfigError:
-        return False
-    return store.info.extract == cfg.recorded()
+from laya.extract.units import extract_joint, extract_unit
+from laya.protocols import head_data
+from laya.storage.location import Location
 
 
 def main() -> None:
@@ -122,7 +65,7 @@ def main() -> None:
     ranks.start(device)
     try:
         if bb.protocol == "joint":
-            summaries = extract_joint(args.name, bb, key, args, data, cfg, device, ranks)
+            summaries = extract_joint(args.name, bb, key, args.out, args.backbone, data, cfg, device, ranks)
         else:
             summaries = [extract_unit(args.name, Path(args.backbone), data, args.out, cfg, device, args.work_dir,
                                       ranks)]

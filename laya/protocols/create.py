@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 
 import laya
@@ -95,3 +96,18 @@ def _create_joint(name: str, cfg: BackboneConfig, data: PreparedData, seed: int,
         test_accuracy=test, val_accuracy=fit["val_accuracy"], best_epoch=fit["best_epoch"], history=fit["history"])
     return model.cpu(), head.cpu(), card, fit
 
+
+def protocol_details(cfg: BackboneConfig, summaries: list[dict]) -> dict:
+    """The details JSON: the single backbone's numbers; for joint the means over seeds (+ std and every seed)."""
+    if cfg.protocol == "frozen":
+        return {k: v for k, v in summaries[0].items() if k != "unit"}
+    extra = {"protocol": cfg.protocol}
+    if cfg.protocol == "transfer":
+        return {**{k: v for k, v in summaries[0].items() if k != "unit"}, **extra,
+                "pretrain_classes": sorted(cfg.pretrain_classes)}
+    acc = np.array([s["test_accuracy"] for s in summaries])
+    return {"test_accuracy": round(float(acc.mean()), 6),
+            "test_accuracy_std": round(float(acc.std(ddof=1)) if len(acc) > 1 else 0.0, 6),
+            "val_accuracy": round(float(np.mean([s["val_accuracy"] for s in summaries])), 6),
+            "best_epoch": summaries[0]["best_epoch"], "parameters": summaries[0]["parameters"], **extra,
+            "seeds": {s["unit"]: {k: v for k, v in s.items() if k != "unit"} for s in summaries}}
