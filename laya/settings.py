@@ -15,8 +15,10 @@ Every stage <stage>@<name> reads its backbone's entry through `resolve`; the glo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
+
+import yaml
 
 from laya.backbones.config import ENTRY_KEYS, BackboneConfig, BackboneEntry, entry
 from laya.core.config import ConfigError, from_dict, section
@@ -65,13 +67,10 @@ def entries(params: dict[str, Any], where: str = "params.yaml") -> dict[str, Bac
     for name, values in backbones.items():
         missing = [k for k in ENTRY_KEYS if k not in (values or {})]
         if missing:
-            defaults = {f.name: f.default_factory() if callable(f.default_factory) else f.default
-                        for f in fields(BackboneEntry) if f.name in missing and f.name != "backbone"}
+            example = BackboneEntry(backbone=BackboneConfig())  # the defaults of the keys a user may leave out
+            shown = yaml.safe_dump({k: getattr(example, k) for k in missing if k != "backbone"},
+                                   default_flow_style=True, sort_keys=False).strip()[1:-1]
             raise ConfigError(f"backbones.{name}: missing key(s) {missing}; every entry lists {list(ENTRY_KEYS)} "
-                              f"(dvc.yaml tracks each as a stage param), e.g. "
-                              + ", ".join(f"{k}: {_yaml(v)}" for k, v in defaults.items()) + ".")
+                              f"(dvc.yaml tracks each as a stage param), e.g. {shown}.")
     return {name: resolve(params, name, where) for name in backbones}
 
-
-def _yaml(value: Any) -> str:
-    return {True: "true", False: "false"}.get(value, str(value)) if isinstance(value, bool) else str(value)
