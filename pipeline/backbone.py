@@ -16,11 +16,11 @@ import time
 from laya.backbones.config import entry
 from laya.core.cli import parser, run
 from laya.core.device import device_from_params
-from laya.core.io import staged, write_json
+from laya.core.io import staged
 from laya.core.parallel import workers_from_params
 from laya.core.params import load_params
 from laya.data import PreparedData
-from laya.protocols.create import create_protocol, protocol_details
+from laya.protocols.create import create_protocol
 
 
 def main() -> None:
@@ -37,11 +37,11 @@ def main() -> None:
     data = PreparedData(args.data)
     with staged(args.out, args.metrics) as (out, metrics):
         device = device_from_params(params)
-        summaries = create_protocol(args.name, cfg, data, out, device, key, workers_from_params(params, device))
-        write_json(metrics, protocol_details(cfg, summaries))
-    accuracies = ", ".join(f"{s['unit'] or 'test'} {s['test_accuracy']:.4f} (best epoch {s['best_epoch']})"
-                           for s in summaries)
-    print(f"backbone@{args.name} ({cfg.protocol}): wrote {args.out} ({summaries[0]['parameters']:,} params) "
+        record = create_protocol(args.name, cfg, data, out, device, key, workers_from_params(params, device))
+        record.write(metrics)
+    runs = record.seeds or {"test": record}
+    accuracies = ", ".join(f"{unit} {r.test_accuracy:.4f} (best epoch {r.best_epoch})" for unit, r in runs.items())
+    print(f"backbone@{args.name} ({cfg.protocol}): wrote {args.out} ({record.parameters:,} params) "
           f"accuracy {accuracies} in {time.perf_counter() - started:.0f}s")
 
 

@@ -21,13 +21,7 @@ from laya.core.config import ConfigError, from_dict, section
 from laya.core.device import device_from_params
 from laya.core.io import staged, write_json
 from laya.core.params import load_params
-
-
-def per_layer(scores: dict, layers: list[str]) -> dict:
-    """Metrics with per-layer lists turned into {layer name: value}, so `dvc metrics diff` names the layer."""
-    out = {k: v for k, v in scores.items() if k != "per_layer"}
-    out["per_layer"] = {name: dict(zip(layers, values)) for name, values in scores["per_layer"].items()}
-    return out
+from laya.records.clt import CLTRecord, LayerTokenScores, ReplacedAccuracy
 
 
 def main() -> None:
@@ -56,12 +50,13 @@ def main() -> None:
     scores = reconstruction(model, tests, device)
     replaced = replacement_accuracies(model, cache, cfg.replace_from, device)
     shares = contributions(model, tests, device)
-    metrics = {"backbone": store.info.backbone, **{kind: per_layer(s, store.layers) for kind, s in scores.items()}}
-    metrics["replacement"] = {**replaced, "replace_from": cfg.replace_from}
-    metrics["asymmetry"] = asymmetry(model, tests, store.info.patch_tokens_kept, cfg.bootstrap, cfg.seed, device)
+    record = CLTRecord(backbone=store.info.backbone,
+                       **{kind: LayerTokenScores.of(s, store.layers) for kind, s in scores.items()},
+                       replacement=ReplacedAccuracy(**replaced, replace_from=cfg.replace_from),
+                       asymmetry=asymmetry(model, tests, store.info.patch_tokens_kept, cfg.bootstrap, cfg.seed, device))
     with staged(args.out, args.metrics, args.details, args.figures) as (out, metrics_path, details, tmp):
         save_clt(model, out, layers=store.layers, cache_fingerprint=store.fingerprint.hash, history=history)
-        write_json(metrics_path, metrics)
+        record.write(metrics_path)
         write_json(details, {"layers": store.layers, "contributions": shares, "history": history,
                              "params": asdict(cfg)})
         tmp.mkdir(parents=True)
@@ -76,7 +71,7 @@ def main() -> None:
           f"CLS replaced {replaced['cls']:.4f}, patch replaced {replaced['patch']:.4f}, patch from block "
           f"{cfg.replace_from} {replaced['patch_from_layer']:.4f}; wrote {args.out} in "
           f"{time.perf_counter() - started:.0f}s")
-    print(describe_asymmetry("clt", metrics["asymmetry"]))
+    print(describe_asymmetry("clt", record.asymmetry))
 
 
 if __name__ == "__main__":

@@ -18,8 +18,9 @@ from laya.clt.run import reconstruction, test_tokens, train_clt
 from laya.core.cli import parser, run
 from laya.core.config import from_dict, section
 from laya.core.device import device_from_params
-from laya.core.io import write_json, write_not_run
 from laya.core.params import load_params
+from laya.core.record import NotRun
+from laya.records.clt import CLTCompareRecord
 from laya.storage.store import FeatureStore
 
 
@@ -33,7 +34,7 @@ def main() -> None:
     found = entry(params, args.name)
     if not found.clt_compare:
         why = f"backbones.{args.name}.clt_compare is false"
-        write_not_run(args.metrics, why)
+        NotRun(not_run=why).write(args.metrics)
         print(f"clt_compare@{args.name}: not run ({why})")
         return
     cfg = from_dict(CLTConfig, section(params, "clt"), "clt")
@@ -45,12 +46,12 @@ def main() -> None:
     model, _ = train_clt(store, cfg, device=device, desc=f"clt_compare@{args.name}")
     tests = test_tokens(store)
     scores = reconstruction(model, tests, device)
-    metrics = {"backbone": args.name, **{kind: {k: v for k, v in s.items() if k != "per_layer"}
-                                         for kind, s in scores.items()},
-               "asymmetry": asymmetry(model, tests, store.info.patch_tokens_kept, cfg.bootstrap, cfg.seed, device)}
-    write_json(args.metrics, metrics)
-    print(f"{describe_asymmetry(f'clt_compare@{args.name}', metrics['asymmetry'])}; CLS R² {scores['cls']['r2']:.4f}, "
-          f"patch R² {scores['patch']['r2']:.4f}; {time.perf_counter() - started:.0f}s")
+    record = CLTCompareRecord(
+        backbone=args.name, **{kind: {k: v for k, v in s.items() if k != "per_layer"} for kind, s in scores.items()},
+        asymmetry=asymmetry(model, tests, store.info.patch_tokens_kept, cfg.bootstrap, cfg.seed, device))
+    record.write(args.metrics)
+    print(f"{describe_asymmetry(f'clt_compare@{args.name}', record.asymmetry)}; CLS R² {record.cls.r2:.4f}, "
+          f"patch R² {record.patch.r2:.4f}; {time.perf_counter() - started:.0f}s")
 
 
 if __name__ == "__main__":

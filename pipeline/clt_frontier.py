@@ -17,15 +17,16 @@ import pandas as pd
 
 from laya.clt import CLTConfig, FrontierConfig
 from laya.clt.config import frontier_configs
-from laya.clt.frontier import FrontierPoint, fit_point, label, release
+from laya.clt.frontier import FrontierPoint, fit_point, label, release, sweep_point
 from laya.clt.run import ViTCache, replaced_accuracy
 from laya.core import plots
 from laya.core.cli import parser, run
 from laya.core.config import from_dict, section
 from laya.core.device import device_from_params
-from laya.core.io import staged, write_json
+from laya.core.io import staged
 from laya.core.parallel import run_jobs, workers_from_params
 from laya.core.params import load_params
+from laya.records.clt import FrontierRecord
 
 
 def main() -> None:
@@ -60,10 +61,7 @@ def main() -> None:
               f"{point['cls_replaced_accuracy']:.4f}")
     original = replaced_accuracy(cache, device)
     with staged(args.metrics, args.table, args.figure) as (metrics, table, figure):
-        write_json(metrics, {"original_accuracy": original, **{label(p): {k: v for k, v in p.items()
-                                                                        if k not in ("architecture", "activation", "k",
-                                                                                     "sparsity")}
-                                                              for p in points}})
+        FrontierRecord(original_accuracy=original, **{label(p): sweep_point(p) for p in points}).write(metrics)
         pd.DataFrame([{k: v for k, v in p.items() if not k.endswith("_per_layer")} for p in points]).to_csv(
             table, index=False)
         plots.clt_frontier(points, f"Cross-layer vs per-layer: reconstruction vs sparsity ({base.tokens} training "

@@ -17,9 +17,10 @@ import time
 from laya.backbones import BackboneCard
 from laya.core.cli import parser, run
 from laya.core.config import from_dict, section
-from laya.core.io import staged, write_json, write_not_run
+from laya.core.io import staged
 from laya.core.parallel import workers_from_params
 from laya.core.params import load_params
+from laya.core.record import NotRun
 from laya.depth import DepthConfig
 from laya.depth.figures import early_exit_figure, pruning_figure
 from laya.depth.run import backbone_flops, depth_uses
@@ -41,7 +42,7 @@ def main() -> None:
     if not settings.entry.depth:
         why = f"{settings.key}.depth is false"
         with staged(args.metrics, args.figures) as (metrics_path, figures):
-            write_not_run(metrics_path, why)
+            NotRun(not_run=why).write(metrics_path)
             figures.mkdir(parents=True)
         print(f"depth@{args.name}: not run ({why})")
         return
@@ -52,16 +53,16 @@ def main() -> None:
     store = FeatureStore.open(args.features)
     store.check_built_from(BackboneCard.load(args.backbone))
     flops = backbone_flops(args.backbone, store.layers)
-    m = depth_uses(args.name, store, args.heads, flops, cfg, heads, train, workers_from_params(params))
+    record = depth_uses(args.name, store, args.heads, flops, cfg, heads, train, workers_from_params(params))
     with staged(args.metrics, args.figures) as (metrics_path, figures):
-        write_json(metrics_path, m)
+        record.write(metrics_path)
         figures.mkdir(parents=True)
-        pruning_figure(m["pruning"]["curves"], f"{args.name}: layers pruned by each ranking, {cfg.head} retrained",
+        pruning_figure(record.pruning.curves, f"{args.name}: layers pruned by each ranking, {cfg.head} retrained",
                        figures / "pruning.png")
-        early_exit_figure(m["early_exit"]["rules"], m["early_exit"]["full_accuracy"],
+        early_exit_figure(record.early_exit.rules, record.early_exit.full_accuracy,
                           f"{args.name}: early exit over prefix heads", figures / "early_exit.png")
-    exits = ", ".join(f"{rule} {r['area']:.4f}" for rule, r in m["early_exit"]["rules"].items())
-    pruned = ", ".join(f"{name} {s['accuracy_one_removed']}" for name, s in m["pruning"]["summary"].items())
+    exits = ", ".join(f"{rule} {r.area:.4f}" for rule, r in record.early_exit.rules.items())
+    pruned = ", ".join(f"{name} {s.accuracy_one_removed}" for name, s in record.pruning.summary.items())
     print(f"depth@{args.name}: accuracy with one layer pruned: {pruned}; early-exit areas: {exits}; "
           f"{time.perf_counter() - started:.0f}s")
 

@@ -70,15 +70,13 @@ def main() -> None:
     if args.timings:
         write_json(args.timings, outcome.timings)
     scores = outcome.scores
-    line = ", ".join(f"{m}@{h} {v:.3f}/{scores['deletion_at_1'][h][m]:.3f}"
-                     for h, methods in scores["faithfulness"].items() for m, v in methods.items())
+    line = ", ".join(f"{m}@{h} {scores.faithfulness[h][m]:.3f}/{scores.deletion_at_1[h][m]:.3f}"
+                     for m, h in scores.pairs())
     print(f"evaluate@{args.name}: faithfulness/Deletion@1 (mean of {len(outcome.seeds)} seeds) {line}; "
           f"{len(outcome.payloads)} explanations; {time.perf_counter() - started:.0f}s")
-    if "spatial" in scores:
-        drop = scores["spatial"]["drop"]
-        print(f"evaluate@{args.name}: deleting the top {scores['spatial']['fraction']:.0%} cells drops p_c by "
-              + ", ".join(f"{k} {v:.3f}" for k, v in drop.items()))
-
+    if scores.spatial is not None:
+        print(f"evaluate@{args.name}: deleting the top {scores.spatial.fraction:.0%} cells drops p_c by "
+              + ", ".join(f"{k} {v:.3f}" for k, v in scores.spatial.drop.items()))
 
 if __name__ == "__main__":
     run(main)

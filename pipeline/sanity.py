@@ -16,11 +16,12 @@ import time
 from laya.core.cli import parser, run
 from laya.core.config import ConfigError, from_dict, section
 from laya.core.device import device_from_params
-from laya.core.io import staged, write_json
+from laya.core.io import staged
 from laya.core.parallel import run_jobs, workers_from_params
 from laya.core.params import load_params
 from laya.evaluate import EvaluateConfig
 from laya.protocols import units
+from laya.records.sanity import SanityRecord
 from laya.sanity.figure import sanity_figure
 from laya.sanity.run import SanityRun, check_run
 from laya.settings import resolve
@@ -56,12 +57,12 @@ def main() -> None:
     runs = [SanityRun(head, store, layers, means, train, evaluate, str(device)) for head in loaded.values()]
     results = dict(zip(loaded, run_jobs(check_run, runs, workers_from_params(params, device))))
     with staged(args.metrics, args.figure) as (metrics, figure):
-        write_json(metrics, {"seed": seed, "ablation": evaluate.ablation, "heads": results})
+        SanityRecord(seed=seed, ablation=evaluate.ablation, heads=results).write(metrics)
         sanity_figure(results, f"{args.name}: attributions after destroying the weights or the labels (seed {seed})",
                       figure)
     for name, r in results.items():
         line = ", ".join(f"{m} {' → '.join(f'{v:.2f}' for v in steps.values())} | labels "
-                         f"{r['data_randomisation'][m]:.2f}" for m, steps in r["model_randomisation"].items())
+                         f"{r.data_randomisation[m]:.2f}" for m, steps in r.model_randomisation.items())
         print(f"sanity@{args.name} {name}: {line}")
     print(f"sanity@{args.name}: {len(results)} heads in {time.perf_counter() - started:.0f}s")
 

@@ -18,14 +18,15 @@ from pathlib import Path
 from laya.backbones import BackboneCard
 from laya.core.cli import parser, run
 from laya.core.device import device_from_params
-from laya.core.io import staged, write_json
+from laya.core.io import staged
 from laya.core.parallel import workers_from_params
 from laya.core.params import load_params
 from laya.heads import JOINT_HEAD
 from laya.protocols import units
+from laya.records.train import TrainRecord
 from laya.settings import resolve
 from laya.storage.store import FeatureStore
-from laya.train import summarise, train_units, write_curves
+from laya.train import train_units, write_curves
 from laya.train.joint import adopt_joint_head
 
 
@@ -61,10 +62,10 @@ def main() -> None:
                 seed, run = adopt_joint_head(unit.path(Path(args.backbone)), store, out, args.name)
                 results.setdefault(JOINT_HEAD, {})[seed] = run
                 print(f"  {JOINT_HEAD} seed {seed}: test acc {run['test_accuracy']:.4f} on the cache")
-        metrics = summarise(results)
-        write_json(metrics_path, metrics)
+        record = TrainRecord.of(results)
+        record.write(metrics_path)
         write_curves(results, curves)
-    table = ", ".join(f"{h} {m['mean']:.4f}±{m['std']:.4f}" for h, m in metrics["accuracy"].items())
+    table = ", ".join(f"{h} {a.mean:.4f}±{a.std:.4f}" for h, a in record.accuracy.items())
     print(f"train@{args.name}: test accuracy {table}; wrote {args.out} in {time.perf_counter() - started:.0f}s")
 
 

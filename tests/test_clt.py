@@ -286,11 +286,11 @@ def test_the_asymmetry_is_read_from_which_layers_build_each_token_and_its_interv
         return Tokens(torch.from_numpy(x), torch.from_numpy(x))
 
     found = asymmetry(clt, {"cls": tokens(40, 1), "patch": tokens(120, 0)}, patches_per_image=3, resamples=199)
-    assert found["cls"]["mean"] == pytest.approx(1.0) and found["patch"]["mean"] == pytest.approx(0.0)
-    assert found["holds"] and found["images"] == 40 and found["cls_minus_patch"]["ci95"][0] > 0.99
+    assert found.cls.mean == pytest.approx(1.0) and found.patch.mean == pytest.approx(0.0)
+    assert found.holds and found.images == 40 and found.cls_minus_patch.ci95[0] > 0.99
     reverse = asymmetry(clt, {"cls": tokens(40, 0), "patch": tokens(120, 1)}, patches_per_image=3, resamples=199)
-    assert not reverse["holds"] and reverse["cls_minus_patch"]["mean"] == pytest.approx(-1.0)
+    assert not reverse.holds and reverse.cls_minus_patch.mean == pytest.approx(-1.0)
     mixed = asymmetry(clt, {"cls": tokens(40, 1, 0), "patch": tokens(40, 0)}, patches_per_image=1, resamples=199)
-    low, high = mixed["cls"]["ci95"]
-    assert low < mixed["cls"]["mean"] < high and 0 < low and high < 1  # half the CLS tokens draw on layer 0
+    low, high = mixed.cls.ci95
+    assert low < mixed.cls.mean < high and 0 < low and high < 1  # half the CLS tokens draw on layer 0
     assert "does not hold" in describe_asymmetry("clt", reverse)

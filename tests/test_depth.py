@@ -73,21 +73,21 @@ def test_pruning_the_layers_a_head_ignores_loses_nothing_and_exit_rules_cover_th
     cfg = DepthConfig(random_orders=2, loo_samples=300, epochs=15, patience=5, thresholds=11)
     flops = {"layer0": 100, "layer1": 250, "layer2": 400}
     m = depth_uses("toy", store, heads_dir, flops, cfg, HeadsConfig(names=["scalarmix", "laya"]), train)
-    assert m["layers"] == ["layer0", "layer1", "layer2"] and m["flops"] == [100, 250, 400]
-    pruning = m["pruning"]
+    assert m.layers == ["layer0", "layer1", "layer2"] and m.flops == [100, 250, 400]
+    pruning = m.pruning
     for ranking in ("alpha", "loo"):  # both find the one informative layer and keep it to the end
-        assert pruning["orders"][ranking][-1] == "layer1"
-        curve = pruning["curves"][ranking]
-        assert curve[-1]["kept"] == ["layer1"] and curve[-1]["flops"] == 250
-        assert curve[-1]["test_accuracy"] >= pruning["full_accuracy"] - 0.03  # the ignored layers cost nothing
-    assert set(pruning["curves"]) == {"alpha", "scalarmix", "loo", "random0", "random1"}
-    exits = m["early_exit"]
-    assert exits["prefix_accuracy"][0] < 0.5 < exits["prefix_accuracy"][1]  # layer0 alone is noise (3 classes)
-    for rule, found in exits["rules"].items():
-        first, never = found["points"][0], found["points"][-1]
-        assert first["threshold"] == 0 and first["exits"] == [300, 0, 0], rule  # threshold 0: all leave at head 1
-        assert never["threshold"] > 1 and never["exits"] == [0, 0, 300], rule  # above 1: none leaves early
-        assert never["accuracy"] == exits["full_accuracy"] and never["flops_fraction"] == 1.0
+        assert pruning.orders[ranking][-1] == "layer1"
+        curve = pruning.curves[ranking]
+        assert curve[-1].kept == ["layer1"] and curve[-1].flops == 250
+        assert curve[-1].test_accuracy >= pruning.full_accuracy - 0.03  # the ignored layers cost nothing
+    assert set(pruning.curves) == {"alpha", "scalarmix", "loo", "random0", "random1"}
+    exits = m.early_exit
+    assert exits.prefix_accuracy[0] < 0.5 < exits.prefix_accuracy[1]  # layer0 alone is noise (3 classes)
+    for rule, found in exits.rules.items():
+        first, never = found.points[0], found.points[-1]
+        assert first.threshold == 0 and first.exits == [300, 0, 0], rule  # threshold 0: all leave at head 1
+        assert never.threshold > 1 and never.exits == [0, 0, 300], rule  # above 1: none leaves early
+        assert never.accuracy == exits.full_accuracy and never.flops_fraction == 1.0
     again = depth_uses("toy", store, heads_dir, flops, cfg, HeadsConfig(names=["scalarmix", "laya"]), train)
     assert again == m  # seeded: the same numbers
 

@@ -25,6 +25,7 @@ LAYERS = [  # lowest first; an exact module name wins over a package pattern (en
     ("core", ["laya.core.*", "laya.vega_offline"]),  # files written atomically, processes and workers, figures
     ("artifacts", ["laya.core.artifacts", "laya.heads.card", "laya.heads", "laya.backbones.card",
                    "laya.backbones.build", "laya.backbones", "laya.clt.card"]),  # weights + card on disk
+    ("records", ["laya.records", "laya.records.*"]),  # the stages' detail records: what the report reads
     ("storage", ["laya.storage", "laya.storage.*", "laya.interop", "laya.interop.*", "laya.data", "laya.data.*"]),
     ("stages", ["laya.settings", "laya.trained", "laya.backbones.fit", "laya.backbones.create", "laya.protocols",
                 "laya.protocols.*", "laya.extract", "laya.extract.*", "laya.train", "laya.train.*", "laya.evaluate",

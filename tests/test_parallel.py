@@ -18,7 +18,8 @@ from laya.core.config import ConfigError
 from laya.core.parallel import resolve_workers, run_jobs
 from laya.data import PreparedData
 from laya.protocols.create import create_protocol
-from laya.train import HeadsConfig, TrainConfig, summarise, train_heads
+from laya.records.train import TrainRecord
+from laya.train import HeadsConfig, TrainConfig, train_heads
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -30,9 +31,9 @@ def test_heads_trained_in_two_workers_are_the_bytes_of_one_process(tmp_path):
     heads = HeadsConfig(names=["laya", "laya_aligned"])
     cfg = TrainConfig(seeds=[0, 1], epochs=3, patience=3, batch_size=32, lr=0.01)
     threads = torch.get_num_threads()
-    one = summarise(train_heads(store, heads, cfg, tmp_path / "one", workers=1))
+    one = TrainRecord.of(train_heads(store, heads, cfg, tmp_path / "one", workers=1))
     assert torch.get_num_threads() == threads  # the in-process run gives its thread setting back
-    two = summarise(train_heads(store, heads, cfg, tmp_path / "two", workers=2))
+    two = TrainRecord.of(train_heads(store, heads, cfg, tmp_path / "two", workers=2))
     assert one == two
     files = _files(tmp_path / "one")
     assert len([f for f in files if f.endswith(".safetensors")]) == 4
@@ -47,7 +48,7 @@ def test_joint_models_trained_in_two_workers_are_the_bytes_of_one_process(tmp_pa
     data = PreparedData(prepared_path)
     summaries = {w: create_protocol("mlp_joint", cfg, data, tmp_path / f"w{w}", torch.device("cpu"), "b", w)
                  for w in (1, 2)}
-    assert summaries[1] == summaries[2] and [s["unit"] for s in summaries[1]] == ["seed0", "seed1"]
+    assert summaries[1] == summaries[2] and list(summaries[1].seeds) == ["seed0", "seed1"]
     assert _files(tmp_path / "w1") == _files(tmp_path / "w2")
 
 

@@ -18,7 +18,8 @@ from laya.report import (  # noqa: E402
     write_plot_data,
 )
 
-KIND = {"r2": 0.98765, "cosine": 0.99, "l0": 16.0, "dead": 12, "dead_fraction": 0.25, "per_layer": {}}
+KIND = {"r2": 0.98765, "fvu": 0.01235, "cosine": 0.99, "l0": 16.0, "dead": 12, "dead_fraction": 0.25, "dense": 3,
+        "dense_fraction": 0.0625}
 # a distinct value in every column, so a table or headline that reads the wrong key shows it
 PAIR = {"laya": {"intrinsic": 0.766, "ig": 0.931}, "concat": {"ig": 0.5}}  # faithfulness
 PAIR_STD = {"laya": {"intrinsic": 0.012, "ig": 0.034}, "concat": {"ig": 0.056}}
@@ -33,7 +34,8 @@ def _write(folder, name, payload):
 
 def _details(folder, backbones=("mlp", "vit")):
     for name, acc in zip(backbones, (0.8875, 0.8621)):
-        _write(folder, f"backbone_{name}.json", {"test_accuracy": acc, "best_epoch": 3, "parameters": 1234})
+        _write(folder, f"backbone_{name}.json", {"test_accuracy": acc, "val_accuracy": acc + 0.005, "best_epoch": 3,
+                                                 "parameters": 1234})
         _write(folder, f"train_{name}.json", {
             "accuracy": {"last": {"mean": acc, "std": 0.001, "seeds": {"s0": acc}},
                          "laya": {"mean": acc + 0.01, "std": 0.002, "seeds": {"s0": acc + 0.01}}},
@@ -46,19 +48,24 @@ def _evaluate(folder, name="mlp"):
         "faithfulness": PAIR, "faithfulness_std": PAIR_STD, "deletion_at_1": DELETION,
         "deletion_at_1_std": DELETION_STD, "deletion_auc": DELETION_AUC,
         "faithfulness_undefined": {h: dict.fromkeys(m, 0) for h, m in PAIR.items()},
-        "accuracy": {"laya": 0.9}, "ablated_accuracy": {"laya": {"blocks.0": 0.8}}})
+        "accuracy": {"laya": 0.9}, "ablated_accuracy": {"laya": {"blocks.0": 0.8}}, "alpha_entropy": {"laya": 0.7},
+        "seeds": 3})
 
 
 def _clt(folder):
     shares = {"cls": {"mean": 0.4, "ci95": [0.38, 0.42]}, "patch": {"mean": 0.5, "ci95": [0.49, 0.51]},
-              "cls_minus_patch": {"mean": -0.1, "ci95": [-0.12, -0.08]}, "holds": False, "images": 100}
-    _write(folder, "clt_compare_vit.json", {"backbone": "vit", "asymmetry": {**shares, "holds": True}})
-    _write(folder, "clt.json", {"backbone": "vit0", "asymmetry": shares, "cls": KIND, "patch": {**KIND, "r2": 0.9},
+              "cls_minus_patch": {"mean": -0.1, "ci95": [-0.12, -0.08]}, "holds": False, "images": 100,
+              "resamples": 999}
+    _write(folder, "clt_compare_vit.json", {"backbone": "vit", "asymmetry": {**shares, "holds": True}, "cls": KIND,
+                                            "patch": KIND})
+    _write(folder, "clt.json", {"backbone": "vit0", "asymmetry": shares, "cls": {**KIND, "per_layer": {}},
+                                "patch": {**KIND, "r2": 0.9, "per_layer": {}},
                                 "replacement": {
         "original": 0.8786, "cls": 0.8789, "patch": 0.8773, "patch_from_layer": 0.8786, "replace_from": 3,
         "cls_without_top_source": 0.824, "cls_top_sources": {"1": 0.8784, "2": 0.8787}}})
     point = {"cls_r2": 0.97, "cls_cosine": 0.98, "cls_l0": 16.0, "patch_r2": 0.96, "patch_cosine": 0.97,
-             "patch_l0": 16.0, "cls_replaced_accuracy": 0.879, "patch_dead_fraction": 0.25,
+             "patch_l0": 16.0, "cls_replaced_accuracy": 0.879, "patch_dead_fraction": 0.25, "cls_dead_fraction": 0.125,
+             "cls_dense_fraction": 0.03125,
              "patch_dense_fraction": 0.0625, "cls_fvu_per_layer": [0.01, 0.02], "patch_fvu_per_layer": [0.03, 0.05]}
     _write(folder, "clt_frontier.json", {"original_accuracy": 0.8786, "relu_topk_k16": point,
                                           "jumprelu_l0.001": {**point, "cls_l0": 30.5},
@@ -157,7 +164,8 @@ def test_the_pages_carry_the_figures_as_links_and_inline(tmp_path):
 
 def test_protocol_tables_put_each_architecture_s_protocols_side_by_side_with_the_paper_beside_them(tmp_path):
     _details(tmp_path, ["mlp", "mlp_joint"])
-    _write(tmp_path, "backbone_mlp_transfer.json", {"test_accuracy": 0.95, "best_epoch": 2, "parameters": 9})
+    _write(tmp_path, "backbone_mlp_transfer.json", {"test_accuracy": 0.95, "val_accuracy": 0.96, "best_epoch": 2,
+                                                    "parameters": 9, "protocol": "transfer", "pretrain_classes": [0]})
     _write(tmp_path, "train_mlp_transfer.json", {
         "accuracy": {"last": {"mean": 0.80, "std": 0.01, "seeds": {"s0": 0.8}},
                      "laya": {"mean": 0.8125, "std": 0.01, "seeds": {"s0": 0.8125}}}, "macro_f1": {}})
@@ -168,7 +176,8 @@ def test_protocol_tables_put_each_architecture_s_protocols_side_by_side_with_the
         "faithfulness": {"laya_joint": {"intrinsic": 0.88}}, "faithfulness_std": {"laya_joint": {"intrinsic": 0.01}},
         "deletion_at_1": {"laya_joint": {"intrinsic": 0.2}}, "deletion_at_1_std": {"laya_joint": {"intrinsic": 0.0}},
         "deletion_auc": {"laya_joint": {"intrinsic": 0.1}}, "faithfulness_undefined": {"laya_joint": {"intrinsic": 0}},
-        "accuracy": {"laya_joint": 0.88}, "ablated_accuracy": {"laya_joint": {"l0": 0.5}}})
+        "accuracy": {"laya_joint": 0.88}, "ablated_accuracy": {"laya_joint": {"l0": 0.5}},
+        "alpha_entropy": {"laya_joint": 0.6}, "seeds": 3})
     entries = {"mlp_transfer": BackboneConfig(arch="mlp", protocol="transfer", pretrain_classes=[0]),
                "mlp": BackboneConfig(arch="mlp"), "mlp_joint": BackboneConfig(arch="mlp", protocol="joint")}
     text = _markdown(ReportInputs("Fashion-MNIST", list(entries), tmp_path, heads=["last", "laya"],
@@ -211,8 +220,9 @@ def test_aligned_block_puts_laya_beside_it_under_both_ablations(tmp_path):
     _write(tmp_path, "evaluate_mlp.json", {
         "faithfulness": pairs, "faithfulness_std": stds, "deletion_at_1": deletion, "deletion_at_1_std": deletion_std,
         "deletion_auc": deletion, "faithfulness_undefined": {h: dict.fromkeys(m, 0) for h, m in pairs.items()},
-        "accuracy": {"laya": 0.9}, "ablated_accuracy": {"laya": {"blocks.0": 0.8}},
-        "cross_ablation": {"ablation": "zero", "faithfulness": crossed, "faithfulness_std": crossed_std}})
+        "accuracy": {"laya": 0.9}, "ablated_accuracy": {"laya": {"blocks.0": 0.8}}, "alpha_entropy": {"laya": 0.7},
+        "seeds": 3, "cross_ablation": {"ablation": "zero", "faithfulness": crossed, "faithfulness_std": crossed_std,
+                                       "deletion_at_1": crossed_std, "deletion_at_1_std": crossed_std}})
     text = _markdown(ReportInputs("Fashion-MNIST", ["mlp"], tmp_path))
     section = text[text.index("## An aligned LAYA"):]
     assert "| mlp | laya_aligned | 0.8955 ± 0.0010 | intrinsic | 0.950 ± 0.013 | 0.230 ± 0.033 | 0.810 ± 0.021 |" \
@@ -237,7 +247,8 @@ def test_failure_table_puts_alpha_beside_the_msp_baseline_and_in_the_headline(tm
                                        "msp_alpha": {"auroc": 0.925, "aupr": 0.55}, "test_errors": 1100.0,
                                        "val_errors": 600.0}
     evaluation["failure_detection_std"] = {"msp": {"auroc": 0.01, "aupr": 0.02}, "alpha": {"auroc": 0.03, "aupr": None},
-                                           "msp_alpha": {"auroc": 0.04, "aupr": 0.05}}
+                                           "msp_alpha": {"auroc": 0.04, "aupr": 0.05}, "head": "laya",
+                                           "test_errors": 10.0, "val_errors": 6.0}
     path.write_text(json.dumps(evaluation))
     inputs = ReportInputs("Fashion-MNIST", ["mlp"], tmp_path, heads=["laya"])
     text = _markdown(inputs)
@@ -253,12 +264,15 @@ def test_depth_tables_and_headline_put_alpha_beside_its_baselines(tmp_path):
     curves = {"alpha": [point, {**point, "removed": 1, "kept": ["b1"], "test_accuracy": 0.89}],
               "random0": [point, {**point, "removed": 1, "test_accuracy": 0.7, "flops_fraction": 0.4}],
               "random1": [point, {**point, "removed": 1, "test_accuracy": 0.8, "flops_fraction": 0.4}]}
-    summary = {name: {"flops_within_tolerance": 1.0} for name in curves}
+    summary = {name: {"flops_within_tolerance": 1.0, "accuracy_one_removed": 0.5, "mean_accuracy_removed": 0.4}
+               for name in curves}
     rules = {"msp": {"area": 0.85, "flops_within_tolerance": 0.5, "points": []},
              "alpha": {"area": 0.86, "flops_within_tolerance": None, "points": []}}
-    _write(tmp_path, "depth_mlp.json", {"pruning": {"curves": curves, "summary": summary,
-                                                    "orders": {"alpha": ["b0", "b1"]}},
-                                        "early_exit": {"full_accuracy": 0.9, "rules": rules}})
+    _write(tmp_path, "depth_mlp.json", {
+        "backbone": "mlp", "head": "laya", "seed": 0, "layers": ["b0", "b1"], "flops": [5, 10], "tolerance": 0.01,
+        "pruning": {"curves": curves, "summary": summary, "orders": {"alpha": ["b0", "b1"]}, "full_accuracy": 0.9,
+                    "importance": {"alpha": [0.3, 0.7]}},
+        "early_exit": {"full_accuracy": 0.9, "prefix_accuracy": [0.6, 0.9], "rules": rules}})
     inputs = ReportInputs("Fashion-MNIST", ["mlp"], tmp_path, heads=["laya"])
     text = _markdown(inputs)
     assert "| mlp | alpha | b0 → b1 | 0.9000 / 0.8900 | 1.000 |" in text

@@ -75,12 +75,12 @@ def test_check_head_reports_every_method_step_and_the_random_label_head(tmp_path
         "max_samples": 40, "label_epochs": 1, "methods": ["intrinsic", "grad_x_act", "loo"]}}, "e")
     means = layer_means(store, "train", [0, 1, 2])
     out = check_head(head, store, [0, 1, 2], means, TrainConfig(batch_size=32), evaluate)
-    assert out["samples"] == 40 and set(out["accuracy"]) == {"trained", *STEPS, "random_labels"}
-    assert out["model_randomisation"]["intrinsic"]["classifier"] == 1.0  # α never reads the classifier
-    assert out["model_randomisation"]["loo"]["classifier"] < 1.0
-    assert all(list(steps) == list(STEPS) for steps in out["model_randomisation"].values())  # cascade order
-    assert out["model_randomisation"]["intrinsic"]["scorer"] < 1.0  # α is the scorer's output
-    assert set(out["data_randomisation"]) == {"intrinsic", "grad_x_act", "loo"}
+    assert out.samples == 40 and set(out.accuracy) == {"trained", *STEPS, "random_labels"}
+    assert out.model_randomisation["intrinsic"]["classifier"] == 1.0  # α never reads the classifier
+    assert out.model_randomisation["loo"]["classifier"] < 1.0
+    assert all(list(steps) == list(STEPS) for steps in out.model_randomisation.values())  # cascade order
+    assert out.model_randomisation["intrinsic"]["scorer"] < 1.0  # α is the scorer's output
+    assert set(out.data_randomisation) == {"intrinsic", "grad_x_act", "loo"}
 
 
 @pytest.mark.parametrize("sanity, match", [

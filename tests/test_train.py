@@ -16,8 +16,9 @@ from conftest import REPO, tiny_card, write_feature_store
 from laya import FeatureStore
 from laya.core.config import ConfigError, from_dict
 from laya.heads import HeadCard
+from laya.records.train import TrainRecord
 from laya.settings import resolve
-from laya.train import HeadsConfig, TrainConfig, moving_average, summarise, train_heads
+from laya.train import HeadsConfig, TrainConfig, moving_average, train_heads
 from laya.train.dropout import InputDropout, uniform_uint16
 from laya.train.loop import mix
 
@@ -56,21 +57,21 @@ def test_memory_keeps_the_same_batches(store_path):
 
 def test_same_seed_same_metrics_and_heads_learn(store_path, tmp_path):
     store = FeatureStore.open(store_path)
-    first = summarise(train_heads(store, HeadsConfig(), QUICK, tmp_path / "a"))
-    second = summarise(train_heads(FeatureStore.open(store_path), HeadsConfig(), QUICK, tmp_path / "b"))
+    first = TrainRecord.of(train_heads(store, HeadsConfig(), QUICK, tmp_path / "a"))
+    second = TrainRecord.of(train_heads(FeatureStore.open(store_path), HeadsConfig(), QUICK, tmp_path / "b"))
     assert first == second
-    assert first["accuracy"]["laya"]["mean"] > 0.8  # the label is in layer 1: chance is 1/3
-    assert set(first["accuracy"]["laya"]["seeds"]) == {"s0", "s1"}
+    assert first.accuracy["laya"].mean > 0.8  # the label is in layer 1: chance is 1/3
+    assert set(first.accuracy["laya"].seeds) == {"s0", "s1"}
     card = HeadCard.load(tmp_path / "a" / "laya" / "seed1")
     assert card.seed == 1 and card.layers == ["layer0", "layer1", "layer2"] and card.backbone == "toy"
-    assert round(card.test_accuracy, 6) == first["accuracy"]["laya"]["seeds"]["s1"]
+    assert round(card.test_accuracy, 6) == first.accuracy["laya"].seeds["s1"]
     assert card.cache_fingerprint == store.fingerprint.hash
 
 
 def test_layer_subset(store_path, tmp_path):
     heads = HeadsConfig(names=["last"], layers=[1])
-    metrics = summarise(train_heads(FeatureStore.open(store_path), heads, QUICK, tmp_path / "h"))
-    assert metrics["accuracy"]["last"]["mean"] > 0.8  # reads the informative layer only
+    metrics = TrainRecord.of(train_heads(FeatureStore.open(store_path), heads, QUICK, tmp_path / "h"))
+    assert metrics.accuracy["last"].mean > 0.8  # reads the informative layer only
     assert HeadCard.load(tmp_path / "h" / "last" / "seed0").layers == ["layer1"]
 
 

@@ -16,6 +16,7 @@ from scipy.stats import bootstrap
 
 from laya.clt.model import CrossLayerTranscoder, contribution_shares
 from laya.clt.tokens import Tokens
+from laya.records.clt import Asymmetry, Interval
 
 
 @torch.no_grad()
@@ -33,28 +34,26 @@ def off_diagonal_shares(model: CrossLayerTranscoder, tokens: Tokens, batch_size:
     return np.concatenate(out)
 
 
-def _interval(values: np.ndarray, resamples: int, seed: int) -> dict:
+def _interval(values: np.ndarray, resamples: int, seed: int) -> Interval:
     ci = bootstrap((values,), np.mean, n_resamples=resamples, confidence_level=0.95, method="percentile",
                    random_state=np.random.default_rng(seed)).confidence_interval
-    return {"mean": round(float(values.mean()), 6), "ci95": [round(float(ci.low), 6), round(float(ci.high), 6)]}
+    return Interval(mean=round(float(values.mean()), 6), ci95=[round(float(ci.low), 6), round(float(ci.high), 6)])
 
 
 def asymmetry(model: CrossLayerTranscoder, tests: dict[str, Tokens], patches_per_image: int, resamples: int = 1000,
-              seed: int = 0, device: torch.device | str = "cpu") -> dict:
-    """{'cls', 'patch', 'cls_minus_patch': {mean, ci95}, 'holds', 'images', 'resamples'} from the test tokens
-    (tests['cls']: one per image; tests['patch']: `patches_per_image` per image, image-major)."""
+              seed: int = 0, device: torch.device | str = "cpu") -> Asymmetry:
+    """The off-diagonal shares' intervals from the test tokens (tests['cls']: one per image; tests['patch']:
+    `patches_per_image` per image, image-major)."""
     cls = off_diagonal_shares(model, tests["cls"], device=device)
     patch = off_diagonal_shares(model, tests["patch"], device=device).reshape(len(cls), patches_per_image).mean(1)
     difference = _interval(cls - patch, resamples, seed)
-    return {"cls": _interval(cls, resamples, seed), "patch": _interval(patch, resamples, seed),
-            "cls_minus_patch": difference, "holds": bool(difference["ci95"][0] > 0), "images": len(cls),
-            "resamples": resamples}
+    return Asymmetry(cls=_interval(cls, resamples, seed), patch=_interval(patch, resamples, seed),
+                     cls_minus_patch=difference, holds=bool(difference.ci95[0] > 0), images=len(cls),
+                     resamples=resamples)
 
 
-def describe_asymmetry(stage: str, a: dict) -> str:
+def describe_asymmetry(stage: str, a: Asymmetry) -> str:
     """One log line: the three means with their intervals, and whether the asymmetry holds."""
-    part = {k: f"{a[k]['mean']:.3f} [{a[k]['ci95'][0]:.3f}, {a[k]['ci95'][1]:.3f}]"
-            for k in ("cls", "patch", "cls_minus_patch")}
-    return (f"{stage}: off-diagonal share CLS {part['cls']}, patch {part['patch']}, CLS − patch "
-            f"{part['cls_minus_patch']} (95 % bootstrap over {a['images']} test images): the asymmetry "
-            f"{'holds' if a['holds'] else 'does not hold'}")
+    return (f"{stage}: off-diagonal share CLS {a.cls.text()}, patch {a.patch.text()}, CLS − patch "
+            f"{a.cls_minus_patch.text()} (95 % bootstrap over {a.images} test images): the asymmetry "
+            f"{'holds' if a.holds else 'does not hold'}")

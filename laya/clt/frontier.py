@@ -10,6 +10,7 @@ from laya.clt.config import CLTConfig
 from laya.clt.replace import Replacement
 from laya.clt.run import ViTCache, reconstruction, replaced_accuracy, test_tokens, train_clt
 from laya.clt.tokens import Tokens, load_tokens
+from laya.records.clt import SweepPoint
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,11 @@ def fit_point(point: FrontierPoint) -> dict:
     result["cls_replaced_accuracy"] = replaced_accuracy(cache, point.device, model, Replacement("cls"))
     print(f"  {desc}: CLS R² {result['cls_r2']:.4f}, patch R² {result['patch_r2']:.4f}", flush=True)
     return result
+
+
+def sweep_point(point: dict) -> SweepPoint:
+    """fit_point's scores of one model, without the settings that its label names."""
+    return SweepPoint(**{k: v for k, v in point.items() if k not in ("architecture", "activation", "k", "sparsity")})
 
 
 def release() -> None:

@@ -140,13 +140,3 @@ def read_json(path: str | Path, what: str = "file") -> Any:
         return json.loads(path.read_text())
     except json.JSONDecodeError as err:
         raise ConfigError(f"{path}: {what} is not valid JSON ({err}); delete it and rerun its stage.") from None
-
-
-def write_not_run(path: str | Path, why: str) -> None:
-    """The record a per-backbone stage writes when its backbone's entry turns it off (DVC needs its outputs)."""
-    write_json(path, {"not_run": why})
-
-
-def not_run(record: Any) -> str | None:
-    """Why a stage did not run, when `record` is the one `write_not_run` writes; else None."""
-    return record.get("not_run") if isinstance(record, dict) and set(record) == {"not_run"} else None

@@ -23,6 +23,7 @@ from laya.depth.pruning import (
 )
 from laya.depth.subsets import SubsetResult, fit_subsets
 from laya.heads import LayerHead
+from laya.records.depth import DepthRecord
 from laya.storage.store import FeatureStore
 from laya.train.config import HeadsConfig, TrainConfig
 from laya.trained import load_checked
@@ -83,8 +84,8 @@ def early_exit(prefix: list[SubsetResult], flops: list[int], cfg: DepthConfig) -
 
 
 def depth_uses(backbone: str, store: FeatureStore, heads_dir: str | Path, layer_flops: dict[str, int],
-               cfg: DepthConfig, heads: HeadsConfig, train: TrainConfig, workers: int = 1) -> dict:
-    """The stage's detail JSON: rankings, pruning curves and early-exit sweeps for one backbone's cache, from
+               cfg: DepthConfig, heads: HeadsConfig, train: TrainConfig, workers: int = 1) -> DepthRecord:
+    """The stage's record: rankings, pruning curves and early-exit sweeps for one backbone's cache, from
     heads retrained on layer subsets. `layer_flops`: the backbone's FLOPs per input through each store layer
     (`backbone_flops`)."""
     head, layers = load_trained(heads_dir, cfg.head, cfg.seed, store, backbone)
@@ -113,4 +114,4 @@ def depth_uses(backbone: str, store: FeatureStore, heads_dir: str | Path, layer_
                            "orders": {name: [names[i] for i in order] for name, order in orders.items()},
                            "summary": summary, "curves": curves},
                "early_exit": early_exit([results[p] for p in prefixes], flops, cfg)}
-    return metrics
+    return DepthRecord.model_validate(metrics)

@@ -31,6 +31,7 @@ from laya.evaluate.scores import (
     timings,
 )
 from laya.heads import HeadCard, LayerHead
+from laya.records.evaluate import GROUPS, EvaluateRecord
 from laya.spatial.config import SpatialConfig
 from laya.storage.store import FeatureStore
 from laya.trained import load_heads, trained_heads
@@ -41,7 +42,7 @@ if TYPE_CHECKING:  # the spatial maps import the backbone code: only the evaluat
 
 @dataclass
 class Outcome:
-    scores: dict  # DVC metrics: means over seeds (+ stds)
+    scores: EvaluateRecord  # means over seeds (+ stds)
     timings: dict  # ms per explanation, mean over seeds (not a DVC output)
     patterns: dict  # depth patterns of the first seed
     payloads: list[dict]  # WIA-AI-009 explanations of the first seed
@@ -146,8 +147,8 @@ def evaluate_backbone(backbone: str, units: list[tuple[FeatureStore, list[int]]]
     if spatial is not None:
         scores["spatial"] = spatial.metrics(cfg.spatial_config())
     patterns = depth_patterns(first, cfg.explain, cfg.shift_resamples, runs[0].seed)
-    return Outcome(scores, summarise_seeds([timings(e) for e in evaluations]), patterns, payloads, first,
-                   [run.seed for run in runs], spatial)
+    return Outcome(EvaluateRecord.model_validate(scores), summarise_seeds([timings(e) for e in evaluations]),
+                   patterns, payloads, first, [run.seed for run in runs], spatial)
 
 
 def spatial_maps(backbone_dir: Path, head: LayerHead, layers: list[int], store: FeatureStore, data,
@@ -177,7 +178,7 @@ def write_outcome(out: Outcome, backbone: str, cfg: EvaluateConfig, metrics_path
                   patterns_path: str | Path, explanations_path: str | Path, figures_dir: str | Path) -> None:
     """Write every output under a temporary name first, then move them all into place."""
     with staged(metrics_path, patterns_path, explanations_path, figures_dir) as (metrics, patterns, payloads, tmp):
-        write_json(metrics, out.scores)
+        out.scores.write(metrics)
         write_json(patterns, out.patterns)
         payloads.write_text("".join(json.dumps(p, sort_keys=True, ensure_ascii=False) + "\n" for p in out.payloads))
         tmp.mkdir(parents=True)
@@ -195,8 +196,8 @@ def write_outcome(out: Outcome, backbone: str, cfg: EvaluateConfig, metrics_path
             if roc:
                 title = f"{backbone}: error detection on test, {out.first.explained} (seed {out.seeds[0]})"
                 plots.failure_roc(roc, title, tmp / "failure_roc.png")
-        scores = {key: flat_pairs(out.scores[key]) for key in ("faithfulness", "deletion_at_1")}
-        spread = {key: flat_pairs(out.scores[f"{key}_std"]) for key in ("faithfulness", "deletion_at_1")}
+        scores = {key: flat_pairs(getattr(out.scores, key)) for key in GROUPS}
+        spread = {key: flat_pairs(getattr(out.scores, f"{key}_std")) for key in GROUPS}
         plots.method_scores(scores, f"{backbone}: attribution methods vs leave-one-layer-out ({cfg.ablation}, "
                             f"mean of {len(out.seeds)} seeds)", tmp / "methods.png",
                             highlight=[pair_label(p) for p in cfg.pairs if p[0] == INTRINSIC], spread=spread,

@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from laya.ablation import ablation_values, deletion_curve, leave_one_out
+from laya.core.seeds import mean_std
 from laya.evaluate.config import EvaluateConfig
 from laya.evaluate.failure import HeadOutputs, alpha_shift_test, detection_metrics, head_outputs
 from laya.evaluate.faithfulness import deletion_at_1, deletion_auc, faithfulness, spearman_rows
@@ -151,7 +152,8 @@ WITH_STD = ("faithfulness", "deletion_at_1", "failure_detection")  # groups that
 
 def summarise_seeds(per_seed: list[dict]) -> dict:
     """Metrics over several seeds: counts (SUMMED groups) are summed, every other number becomes its mean;
-    `<group>_std` holds the sample std (ddof=1) of the WITH_STD groups. Decided by group, never by Python type."""
+    `<group>_std` holds the sample std of the WITH_STD groups (laya.core.seeds.mean_std). Decided by group, never
+    by Python type."""
     def combine(values: list, reduce):
         if isinstance(values[0], dict):
             return {k: combine([v[k] for v in values], reduce) for k in values[0]}
@@ -164,12 +166,10 @@ def summarise_seeds(per_seed: list[dict]) -> dict:
         return int(np.sum(values))
 
     def mean(values):
-        return values[0] if undefined(values) else round(float(np.mean(values)), 6)
+        return values[0] if undefined(values) else mean_std(values)[0]
 
     def std(values):
-        if undefined(values):
-            return values[0]
-        return round(float(np.std(values, ddof=1)), 6) if len(values) > 1 else 0.0
+        return values[0] if undefined(values) else mean_std(values)[1]
 
     out = {}
     for group in per_seed[0]:

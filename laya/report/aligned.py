@@ -4,6 +4,8 @@ cross_ablation`), and α's faithfulness beside IG's on the same head."""
 
 from __future__ import annotations
 
+from laya.records.evaluate import EvaluateRecord
+from laya.records.train import OverSeeds
 from laya.report.document import Block, Table
 from laya.report.inputs import ReportInputs
 from laya.report.tables import mean_std
@@ -15,38 +17,29 @@ ALIGNED_TEXT = (
     "trained with, and in the sanity checks below. Mean ± sample std over the evaluated seeds.")
 
 
-def _stats(scores: dict, group: str, head: str, method: str) -> dict | None:
-    """{"mean", "std"} of one (head, method) pair of a metrics group ("faithfulness": keys faithfulness and
-    faithfulness_std), or None when the pair was not scored."""
-    if method not in scores.get(group, {}).get(head, {}):
-        return None
-    return {"mean": scores[group][head][method], "std": scores[f"{group}_std"][head][method]}
-
-
-def aligned_rows(name: str, evaluation: dict, accuracy: dict) -> list[list[str]]:
-    cross = evaluation.get("cross_ablation") or {}
+def aligned_rows(name: str, evaluation: EvaluateRecord, accuracy: dict[str, OverSeeds]) -> list[list[str]]:
+    cross = evaluation.cross_ablation
     rows = []
     for head in (LAYA, ALIGNED):
-        acc = accuracy.get(head)
-        for method in evaluation["faithfulness"].get(head, {}):
+        for method in evaluation.faithfulness.get(head, {}):
             if method in ("random", "loo"):
                 continue
-            rows.append([name, head, mean_std(acc), method,
-                         *(mean_std(_stats(scores, group, head, method), 3)
-                           for scores, group in ((evaluation, "faithfulness"), (evaluation, "deletion_at_1"),
-                                                 (cross, "faithfulness")))])
+            rows.append([name, head, mean_std(accuracy.get(head)), method,
+                         mean_std(evaluation.score("faithfulness", head, method), 3),
+                         mean_std(evaluation.score("deletion_at_1", head, method), 3),
+                         mean_std(cross and cross.score("faithfulness", head, method), 3)])
     return rows
 
 
-def aligned_comparison(name: str, evaluation: dict, accuracy: dict) -> str:
+def aligned_comparison(name: str, evaluation: EvaluateRecord, accuracy: dict[str, OverSeeds]) -> str:
     """The aligned head's α beside IG on the same head, and its accuracy beside LAYA's."""
-    faith = evaluation["faithfulness"][ALIGNED]
+    faith = evaluation.faithfulness[ALIGNED]
     lines = []
     if "ig" in faith and "intrinsic" in faith:
         lines.append(f"faithfulness of α {faith['intrinsic']:.3f} vs IG on the same head {faith['ig']:.3f}")
     if LAYA in accuracy:
-        gap = 100 * (accuracy[ALIGNED]["mean"] - accuracy[LAYA]["mean"])
-        lines.append(f"accuracy {accuracy[ALIGNED]['mean']:.4f} vs LAYA {accuracy[LAYA]['mean']:.4f} ({gap:+.2f} pp)")
+        aligned, laya = accuracy[ALIGNED].mean, accuracy[LAYA].mean
+        lines.append(f"accuracy {aligned:.4f} vs LAYA {laya:.4f} ({100 * (aligned - laya):+.2f} pp)")
     return f"`{name}`: " + "; ".join(lines) + "."
 
 
@@ -54,12 +47,12 @@ def aligned_blocks(inputs: ReportInputs) -> list[Block]:
     rows, comparisons, other = [], [], None
     for name in inputs.backbones:
         evaluation = inputs.evaluate(name)
-        if evaluation is None or ALIGNED not in evaluation["faithfulness"]:
+        if evaluation is None or ALIGNED not in evaluation.faithfulness:
             continue
-        accuracy = inputs.train(name)["accuracy"]
+        accuracy = inputs.train(name).accuracy
         rows += aligned_rows(name, evaluation, accuracy)
         comparisons.append(aligned_comparison(name, evaluation, accuracy))
-        other = (evaluation.get("cross_ablation") or {}).get("ablation", other)
+        other = evaluation.cross_ablation.ablation if evaluation.cross_ablation is not None else other
     if not rows:
         return []
     return [ALIGNED_TEXT,

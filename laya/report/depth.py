@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from laya.records.depth import RANDOM, DepthRecord
 from laya.report.document import Block, Table
 from laya.report.inputs import ReportInputs
 
@@ -21,11 +22,6 @@ EXIT_TEXT = (
     "backbone FLOPs (fraction of the full forward) that stays within the tolerance of the last head's accuracy.")
 
 
-def _random_mean(curves: dict[str, list[dict]]) -> list[float]:
-    randoms = [[p["test_accuracy"] for p in points] for name, points in curves.items() if name.startswith("random")]
-    return [float(v) for v in np.mean(randoms, 0)] if randoms else []
-
-
 def _fraction(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
 
@@ -36,21 +32,20 @@ def depth_tables(inputs: ReportInputs) -> list[Block]:
         d = inputs.depth(name)
         if d is None:
             continue
-        curves, summary = d["pruning"]["curves"], d["pruning"]["summary"]
+        curves, summary = d.pruning.curves, d.pruning.summary
         for ranking, points in curves.items():
-            if ranking.startswith("random"):
+            if ranking.startswith(RANDOM):
                 continue
-            pruning.append([name, ranking, " → ".join(d["pruning"]["orders"][ranking]),
-                            " / ".join(f"{p['test_accuracy']:.4f}" for p in points),
-                            _fraction(summary[ranking]["flops_within_tolerance"])])
-        randoms = [r for r in curves if r.startswith("random")]
+            pruning.append([name, ranking, " → ".join(d.pruning.orders[ranking]),
+                            " / ".join(f"{p.test_accuracy:.4f}" for p in points),
+                            _fraction(summary[ranking].flops_within_tolerance)])
+        randoms = [r for r in curves if r.startswith(RANDOM)]
         pruning.append([name, f"random (mean of {len(randoms)})", "—",
-                        " / ".join(f"{a:.4f}" for a in _random_mean(curves)),
-                        _fraction(float(np.mean([summary[r]["flops_within_tolerance"] for r in randoms])))])
-        full = d["early_exit"]["full_accuracy"]
-        for rule, found in d["early_exit"]["rules"].items():
-            exits.append([name, rule, f"{found['area']:.4f}", _fraction(found["flops_within_tolerance"]),
-                          f"{full:.4f}"])
+                        " / ".join(f"{a:.4f}" for a in d.pruning.random_mean()),
+                        _fraction(float(np.mean([summary[r].flops_within_tolerance for r in randoms])))])
+        full = d.early_exit.full_accuracy
+        for rule, found in d.early_exit.rules.items():
+            exits.append([name, rule, f"{found.area:.4f}", _fraction(found.flops_within_tolerance), f"{full:.4f}"])
     if not pruning:
         return []
     return [PRUNING_TEXT,
@@ -59,13 +54,12 @@ def depth_tables(inputs: ReportInputs) -> list[Block]:
             EXIT_TEXT, Table(["backbone", "rule", "area", "FLOPs@tol", "all layers"], exits)]
 
 
-def depth_headline(depth: dict) -> dict:
+def depth_headline(depth: DepthRecord) -> dict:
     """reports/metrics/<name>.json's `prune.<ranking>` (test accuracy with the least important layer removed;
     random: mean of the orders) and `exit.<rule>` (area under accuracy vs FLOPs)."""
-    curves = depth["pruning"]["curves"]
-    prune = {r: points[1]["test_accuracy"] for r, points in curves.items()
-             if not r.startswith("random") and len(points) > 1}
-    randoms = _random_mean(curves)
+    prune = {r: points[1].test_accuracy for r, points in depth.pruning.curves.items()
+             if not r.startswith(RANDOM) and len(points) > 1}
+    randoms = depth.pruning.random_mean()
     if len(randoms) > 1:
-        prune["random"] = round(randoms[1], 6)
-    return {"prune": prune, "exit": {rule: found["area"] for rule, found in depth["early_exit"]["rules"].items()}}
+        prune[RANDOM] = round(randoms[1], 6)
+    return {"prune": prune, "exit": {rule: found.area for rule, found in depth.early_exit.rules.items()}}

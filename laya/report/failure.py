@@ -3,6 +3,7 @@ beside the maximum-softmax-probability baseline?"""
 
 from __future__ import annotations
 
+from laya.records.evaluate import FailureDetection
 from laya.report.document import Block, Table
 from laya.report.inputs import ReportInputs
 
@@ -23,14 +24,14 @@ def failure_table(inputs: ReportInputs) -> list[Block]:
     rows = []
     for name in inputs.backbones:
         e = inputs.evaluate(name)
-        if e is None or "failure_detection" not in e:
+        if e is None or e.failure_detection is None:
             continue
-        f, s = e["failure_detection"], e["failure_detection_std"]
-        gain = (f["msp_alpha"]["auroc"] - f["msp"]["auroc"]
-                if f["msp_alpha"]["auroc"] is not None and f["msp"]["auroc"] is not None else None)
-        rows.append([name, f["head"], f"{f['test_errors']:.0f}",
-                     *(_cell(f[d]["auroc"], s[d]["auroc"]) for d in DETECTORS),
-                     *(_cell(f[d]["aupr"], s[d]["aupr"]) for d in DETECTORS),
+        f, s = e.failure_detection, e.failure_detection_std
+        both, msp = f.detector("msp_alpha").auroc, f.detector("msp").auroc
+        gain = both - msp if both is not None and msp is not None else None
+        rows.append([name, f.head, f"{f.test_errors:.0f}",
+                     *(_cell(f.detector(d).auroc, s.detector(d).auroc) for d in DETECTORS),
+                     *(_cell(f.detector(d).aupr, s.detector(d).aupr) for d in DETECTORS),
                      "—" if gain is None else f"{gain:+.4f}"])
     if not rows:
         return []
@@ -39,8 +40,7 @@ def failure_table(inputs: ReportInputs) -> list[Block]:
                    *(f"AUPR {v}" for v in DETECTORS.values()), "Δ AUROC"], rows)]
 
 
-def failure_headline(evaluation: dict) -> dict:
+def failure_headline(found: FailureDetection) -> dict:
     """reports/metrics/<name>.json's `fail.auroc.<detector>`: the test-split means over the seeds (AUPR stays in
     the detail file: the headline is a few dozen numbers)."""
-    f = evaluation["failure_detection"]
-    return {"fail": {"auroc": {d: f[d]["auroc"] for d in DETECTORS}}}
+    return {"fail": {"auroc": {d: found.detector(d).auroc for d in DETECTORS}}}

@@ -11,7 +11,7 @@ from laya.report.failure import failure_headline
 from laya.report.inputs import ReportInputs
 from laya.report.spatial import spatial_headline
 
-GROUPS = {"faithfulness": "faith", "deletion_at_1": "del1"}  # evaluate's detail key → headline key
+GROUPS = {"faithfulness": "faith", "deletion_at_1": "del1"}  # EvaluateRecord's field → headline key
 
 
 def backbone_headline(inputs: ReportInputs, name: str) -> dict:
@@ -19,17 +19,17 @@ def backbone_headline(inputs: ReportInputs, name: str) -> dict:
     del1.<head>.<method>, fail.auroc.<detector>, where.drop.<map>, prune.<ranking>, exit.<rule>} — test-split
     means over the seeds (prune, exit, where: one seed). The backbone's name leads every key, so each
     `dvc exp show` column says which backbone it is about."""
-    train = inputs.train(name)["accuracy"]
+    train = inputs.train(name).accuracy
     heads = [*(h for h in inputs.heads if h in train), *(h for h in train if h not in inputs.heads)]
-    out: dict = {"backbone_acc": inputs.backbone(name)["test_accuracy"], "acc": {h: train[h]["mean"] for h in heads}}
+    out: dict = {"backbone_acc": inputs.backbone(name).test_accuracy, "acc": {h: train[h].mean for h in heads}}
     evaluation = inputs.evaluate(name)
     if evaluation is not None:
         for group, key in GROUPS.items():
-            out[key] = evaluation[group]
-        if "failure_detection" in evaluation:
-            out.update(failure_headline(evaluation))
-        if "spatial" in evaluation:
-            out.update(spatial_headline(evaluation))
+            out[key] = getattr(evaluation, group)
+        if evaluation.failure_detection is not None:
+            out.update(failure_headline(evaluation.failure_detection))
+        if evaluation.spatial is not None:
+            out.update(spatial_headline(evaluation.spatial))
     depth = inputs.depth(name)
     if depth is not None:
         out.update(depth_headline(depth))
@@ -43,10 +43,9 @@ def clt_headline(inputs: ReportInputs) -> dict | None:
     m = inputs.clt()
     if m is None:
         return None
-    kinds = [k for k, v in m.items() if isinstance(v, dict) and "r2" in v]
-    r = m["replacement"]
-    out = {"r2": {k: round(m[k]["r2"], 6) for k in kinds}, "l0": {k: round(m[k]["l0"], 3) for k in kinds},
-           "acc": {"original": r["original"], "cls": r["cls"], "patch": r["patch"]}}
-    if "asymmetry" in m:
-        out["offdiag"] = {k: m["asymmetry"][k]["mean"] for k in ("cls", "patch")}
-    return {"clt": out}
+    kinds = {"cls": m.cls, "patch": m.patch}
+    r = m.replacement
+    return {"clt": {"r2": {k: round(s.r2, 6) for k, s in kinds.items()},
+                    "l0": {k: round(s.l0, 3) for k, s in kinds.items()},
+                    "acc": {"original": r.original, "cls": r.cls, "patch": r.patch},
+                    "offdiag": {"cls": m.asymmetry.cls.mean, "patch": m.asymmetry.patch.mean}}}

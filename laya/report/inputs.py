@@ -6,15 +6,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from laya.backbones.config import BackboneConfig
-from laya.core.io import not_run, read_json
+from laya.records.backbone import BackboneRecord
+from laya.records.clt import CLTCompareRecord, CLTRecord, FrontierRecord
+from laya.records.depth import DepthRecord
+from laya.records.evaluate import EvaluateRecord
+from laya.records.sanity import SanityRecord
+from laya.records.train import TrainRecord
+
+# reports/details/<prefix>_<backbone>.json (<prefix>.json for the clt stages) → the record it holds
+RECORDS = {"backbone": BackboneRecord, "train": TrainRecord, "evaluate": EvaluateRecord, "sanity": SanityRecord,
+           "depth": DepthRecord, "clt": CLTRecord, "clt_compare": CLTCompareRecord, "clt_frontier": FrontierRecord}
 
 
 @dataclass(frozen=True)
 class ReportInputs:
     """The `report` stage's view of the pipeline: backbones in params order, the detail folder the stages write
-    (backbone_<name>.json, train_<name>.json, evaluate_<name>.json, depth_<name>.json, clt.json,
-    clt_compare_<name>.json, clt_frontier.json), the
-    training curves (<curves>/<name>/<head>.csv) and the figures."""
+    (one typed record per stage and backbone, read through its type: backbone_<name>.json is a BackboneRecord, …),
+    the training curves (<curves>/<name>/<head>.csv) and the figures."""
 
     dataset: str  # shown in headings, e.g. "Fashion-MNIST"
     backbones: list[str]
@@ -31,39 +39,30 @@ class ReportInputs:
     def protocol(self, name: str) -> str:
         return self.entries.get(name, BackboneConfig()).protocol
 
-    def backbone(self, name: str) -> dict:
-        return read_json(self.details / f"backbone_{name}.json", f"backbone@{name} metrics")
+    def backbone(self, name: str) -> BackboneRecord:
+        return BackboneRecord.read(self.details / f"backbone_{name}.json")
 
-    def train(self, name: str) -> dict:
-        return read_json(self.details / f"train_{name}.json", f"train@{name} metrics")
+    def train(self, name: str) -> TrainRecord:
+        return TrainRecord.read(self.details / f"train_{name}.json")
 
-    def evaluate(self, name: str) -> dict | None:
-        path = self.details / f"evaluate_{name}.json"
-        return read_json(path, f"evaluate@{name} metrics") if path.is_file() else None
+    def evaluate(self, name: str) -> EvaluateRecord | None:
+        return EvaluateRecord.read_optional(self.details / f"evaluate_{name}.json")
 
-    def sanity(self, name: str) -> dict | None:
-        path = self.details / f"sanity_{name}.json"
-        return read_json(path, f"sanity@{name} metrics") if path.is_file() else None
+    def sanity(self, name: str) -> SanityRecord | None:
+        return SanityRecord.read_optional(self.details / f"sanity_{name}.json")
 
-    def depth(self, name: str) -> dict | None:
-        path = self.details / f"depth_{name}.json"
-        record = read_json(path, f"depth@{name} metrics") if path.is_file() else None
-        return None if not_run(record) else record
+    def depth(self, name: str) -> DepthRecord | None:
+        """None when the stage has not run, or its entry turns it off (depth: false)."""
+        return DepthRecord.read_optional(self.details / f"depth_{name}.json")
 
-    def clt(self) -> dict | None:
-        path = self.details / "clt.json"
-        return read_json(path, "clt metrics") if path.is_file() else None
+    def clt(self) -> CLTRecord | None:
+        return CLTRecord.read_optional(self.details / "clt.json")
 
-    def clt_compared(self) -> dict[str, dict]:
-        """{backbone: clt_compare@<backbone>'s metrics} in params order (the entries with clt_compare: true)."""
-        found = {}
-        for name in self.backbones:
-            path = self.details / f"clt_compare_{name}.json"
-            record = read_json(path, f"clt_compare@{name} metrics") if path.is_file() else None
-            if record is not None and not not_run(record):
-                found[name] = record
-        return found
+    def clt_compared(self) -> dict[str, CLTCompareRecord]:
+        """{backbone: clt_compare@<backbone>'s record} in params order (the entries with clt_compare: true)."""
+        found = {name: CLTCompareRecord.read_optional(self.details / f"clt_compare_{name}.json")
+                 for name in self.backbones}
+        return {name: record for name, record in found.items() if record is not None}
 
-    def frontier(self) -> dict | None:
-        path = self.details / "clt_frontier.json"
-        return read_json(path, "clt_frontier metrics") if path.is_file() else None
+    def frontier(self) -> FrontierRecord | None:
+        return FrontierRecord.read_optional(self.details / "clt_frontier.json")

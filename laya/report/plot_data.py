@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from laya.records.clt import FrontierRecord
+from laya.records.evaluate import EvaluateRecord
 from laya.report.inputs import ReportInputs
 
 
@@ -23,19 +25,18 @@ def curves(inputs: ReportInputs, name: str) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def method_scores(evaluation: dict, group: str, pairs: list[tuple[str, str]]) -> pd.DataFrame:
-    found = [(m, h) for h, methods in evaluation[group].items() for m in methods]
-    rows = [{"attribution": f"{m}@{h}", group: evaluation[group][h][m],
-             "std": evaluation.get(f"{group}_std", {}).get(h, {}).get(m, 0.0)}
-            for m, h in _ordered(pairs, found)]
+def method_scores(evaluation: EvaluateRecord, group: str, pairs: list[tuple[str, str]]) -> pd.DataFrame:
+    rows = [{"attribution": f"{m}@{h}", group: score.mean, "std": score.std}
+            for m, h in _ordered(pairs, evaluation.pairs()) if (score := evaluation.score(group, h, m)) is not None]
     return pd.DataFrame(rows)
 
 
-def frontier(points: dict) -> pd.DataFrame:
+def frontier(record: FrontierRecord) -> pd.DataFrame:
     """One row per sweep point; `activation` names the series (a per-layer baseline's keeps its prefix:
     'sae_relu_topk' is its own line beside the CLT's 'relu_topk')."""
-    rows = [{"activation": label.split("_k")[0].split("_l0")[0], "label": label, **{k: p[k] for k in (
-        "cls_l0", "cls_r2", "patch_l0", "patch_r2")}} for label, p in points.items() if isinstance(p, dict)]
+    rows = [{"activation": label.split("_k")[0].split("_l0")[0], "label": label, "cls_l0": p.cls_l0,
+             "cls_r2": p.cls_r2, "patch_l0": p.patch_l0, "patch_r2": p.patch_r2}
+            for label, p in record.points.items()]
     return pd.DataFrame(rows)
 
 

@@ -28,14 +28,14 @@ def protocol_accuracy_table(inputs: ReportInputs) -> list[Block]:
     """Rows (architecture, protocol); columns: the backbone's own accuracy (the joint model's for joint) and each
     head's test accuracy."""
     entries = _entries(inputs)
-    trains = {n: inputs.train(n)["accuracy"] for _, _, n in entries}
+    trains = {n: inputs.train(n).accuracy for _, _, n in entries}
     heads = list(dict.fromkeys([*inputs.heads, *(h for t in trains.values() for h in t)]))
     rows = []
     for arch, protocol, name in entries:
         card = inputs.backbone(name)
-        own = f"{card['test_accuracy']:.4f}" + (f" ± {card['test_accuracy_std']:.4f}"
-                                                 if "test_accuracy_std" in card else "")
-        seeds = max(len(a["seeds"]) for a in trains[name].values())
+        own = f"{card.test_accuracy:.4f}" + (f" ± {card.test_accuracy_std:.4f}"
+                                              if card.test_accuracy_std is not None else "")
+        seeds = max(len(a.seeds) for a in trains[name].values())
         rows.append([arch, protocol, name, str(seeds), own, *(mean_std(trains[name].get(h)) for h in heads)])
     return [Table(["arch", "protocol", "entry", "seeds", "backbone (own classifier)", *heads], rows)]
 
@@ -47,11 +47,10 @@ def protocol_attribution_table(inputs: ReportInputs) -> list[Block]:
         e = inputs.evaluate(name)
         if e is None:
             continue
-        found = [(m, h) for h, methods in e["faithfulness"].items() for m in methods]
+        found = e.pairs()
         for method, head in dict.fromkeys([p for p in inputs.pairs if p in found] + found):
-            rows.append([arch, protocol, head, method, *(
-                f"{e[g][head][method]:.3f} ± {e[f'{g}_std'][head][method]:.3f}" for g in ("faithfulness",
-                                                                                        "deletion_at_1"))])
+            rows.append([arch, protocol, head, method,
+                         *(mean_std(e.score(g, head, method), 3) for g in ("faithfulness", "deletion_at_1"))])
     if not rows:
         return ["(no evaluate metrics yet: run `dvc repro`)"]
     return [Table(["arch", "protocol", "head", "method", "faithfulness", "Deletion@1"], rows)]
@@ -61,16 +60,15 @@ def comparison_lines(inputs: ReportInputs) -> list[Block]:
     """Each joint mlp's co-trained head beside the paper's numbers; each transfer entry's LAYA beside LastLayer."""
     lines = []
     for arch, protocol, name in _entries(inputs):
-        acc = inputs.train(name)["accuracy"]
+        acc = inputs.train(name).accuracy
         if protocol == "joint" and arch == "mlp" and "laya_joint" in acc:
             e = inputs.evaluate(name)
-            faith = e["faithfulness"]["laya_joint"]["intrinsic"] if e else None
-            shown = "—" if faith is None else f"{faith:.3f} ± {e['faithfulness_std']['laya_joint']['intrinsic']:.3f}"
+            shown = mean_std(e and e.score("faithfulness", "laya_joint", "intrinsic"), 3)
             paper = LAYA_PAPER_JOINT_MLP
             lines.append(f"`{name}`: laya_joint accuracy {mean_std(acc['laya_joint'])} (paper {paper['accuracy']}), "
                          f"faithfulness of α {shown} (paper {paper['faithfulness']}).")
         if protocol == "transfer" and {"laya", "last"} <= set(acc):
-            gain = 100 * (acc["laya"]["mean"] - acc["last"]["mean"])
+            gain = 100 * (acc["laya"].mean - acc["last"].mean)
             lines.append(f"`{name}`: LAYA {mean_std(acc['laya'])} vs LastLayer {mean_std(acc['last'])}: "
                          f"{gain:+.2f} pp.")
     return [" ".join(lines)] if lines else []

@@ -3,10 +3,9 @@ are re-initialised from the output layer down, or when it is trained on permuted
 
 from __future__ import annotations
 
+from laya.records.sanity import STEPS
 from laya.report.document import Block, Table
 from laya.report.inputs import ReportInputs
-
-STEPS = ("classifier", "scorer", "adapters")
 
 SANITY_TEXT = (
     "Mean Spearman (over the first test inputs) between a method's layer attributions on the trained head and on "
@@ -28,13 +27,12 @@ def sanity_tables(inputs: ReportInputs) -> list[Block]:
         found = inputs.sanity(name)
         if found is None:
             continue
-        for head, r in found["heads"].items():
-            for method, steps in r["model_randomisation"].items():
+        for head, r in found.heads.items():
+            for method, steps in r.model_randomisation.items():
                 rows.append([name, head, method, *(_cell(steps[s]) for s in STEPS),
-                             _cell(r["data_randomisation"][method])])
-            a = r["accuracy"]
-            accuracy.append([name, head, *(f"{a[k]:.4f}" for k in ("trained", *STEPS, "random_labels")),
-                             f"{r['random_labels_train_accuracy']:.4f}"])
+                             _cell(r.data_randomisation[method])])
+            accuracy.append([name, head, *(f"{r.accuracy[k]:.4f}" for k in ("trained", *STEPS, "random_labels")),
+                             f"{r.random_labels_train_accuracy:.4f}"])
     if not rows:
         return ["(no sanity checks yet: run `dvc repro sanity@<backbone>`)"]
     return [SANITY_TEXT,

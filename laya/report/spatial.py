@@ -3,6 +3,7 @@ ranks highest drop the prediction more than deleting random cells, or than the s
 
 from __future__ import annotations
 
+from laya.records.evaluate import SpatialScores
 from laya.report.document import Block, Table
 from laya.report.inputs import ReportInputs
 
@@ -23,13 +24,12 @@ def spatial_table(inputs: ReportInputs) -> list[Block]:
     rows = []
     for name in inputs.backbones:
         e = inputs.evaluate(name)
-        if e is None or "spatial" not in e:
+        if e is None or e.spatial is None:
             continue
-        s = e["spatial"]
-        rows.append([name, KINDS.get(s["kind"], s["kind"]), str(s["inputs"]),
-                     f"{s['cells_deleted']}/{s['cells']}",
-                     *(f"{s['drop'][k]:.3f} ± {s['drop_sem'][k]:.3f}" for k in SCORES),
-                     *(f"{s['beats_random'][k]:.2f}" for k in SCORES if k != "random")])
+        s = e.spatial
+        rows.append([name, KINDS.get(s.kind, s.kind), str(s.inputs), f"{s.cells_deleted}/{s.cells}",
+                     *(f"{s.drop[k]:.3f} ± {s.drop_sem[k]:.3f}" for k in SCORES),
+                     *(f"{s.beats_random[k]:.2f}" for k in SCORES if k != "random")])
     if not rows:
         return []
     return [SPATIAL_TEXT,
@@ -37,6 +37,6 @@ def spatial_table(inputs: ReportInputs) -> list[Block]:
                    *(f"beats random: {v}" for k, v in SCORES.items() if k != "random")], rows)]
 
 
-def spatial_headline(evaluation: dict) -> dict:
+def spatial_headline(found: SpatialScores) -> dict:
     """reports/metrics/<name>.json's `where.drop.<map>`: mean drop of p_c when each map's top pixels are deleted."""
-    return {"where": {"drop": {k: evaluation["spatial"]["drop"][k] for k in ("alpha", "last", "random")}}}
+    return {"where": {"drop": {k: found.drop[k] for k in ("alpha", "last", "random")}}}

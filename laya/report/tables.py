@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from laya.records.clt import SweepPoint
+from laya.records.evaluate import Score
+from laya.records.train import OverSeeds
 from laya.report.document import Block, Table
 from laya.report.inputs import ReportInputs
 
 
-def mean_std(stats: dict | None, digits: int = 4) -> str:
-    """'0.9014 ± 0.0007' from {"mean", "std"}; '—' when there is none."""
-    return "—" if stats is None else f"{stats['mean']:.{digits}f} ± {stats['std']:.{digits}f}"
+def mean_std(stats: OverSeeds | Score | None, digits: int = 4) -> str:
+    """'0.9014 ± 0.0007' from a number over seeds; '—' when there is none."""
+    return "—" if stats is None else f"{stats.mean:.{digits}f} ± {stats.std:.{digits}f}"
 
 
 def backbone_table(inputs: ReportInputs) -> list[Block]:
@@ -16,7 +19,7 @@ def backbone_table(inputs: ReportInputs) -> list[Block]:
     rows = []
     for name in inputs.backbones:
         m = inputs.backbone(name)
-        rows.append([name, f"{m['test_accuracy']:.4f}", str(m["best_epoch"]), f"{m['parameters']:,}"])
+        rows.append([name, f"{m.test_accuracy:.4f}", str(m.best_epoch), f"{m.parameters:,}"])
     return [Table(["backbone", "test accuracy", "best epoch", "parameters"], rows)]
 
 
@@ -24,12 +27,12 @@ def accuracy_table(inputs: ReportInputs) -> list[Block]:
     """Heads × backbones, test accuracy mean ± std over seeds, then macro-F1 means. Rows follow params
     heads.names, then any other head found in the metrics."""
     metrics = {name: inputs.train(name) for name in inputs.backbones}
-    heads = list(dict.fromkeys([*inputs.heads, *(h for m in metrics.values() for h in m["accuracy"])]))
-    seeds = max(len(a["seeds"]) for m in metrics.values() for a in m["accuracy"].values())
+    heads = list(dict.fromkeys([*inputs.heads, *(h for m in metrics.values() for h in m.accuracy)]))
+    seeds = max(len(a.seeds) for m in metrics.values() for a in m.accuracy.values())
     rows = []
     for head in heads:
-        acc = [mean_std(m["accuracy"].get(head)) for m in metrics.values()]
-        f1 = [f"{m['macro_f1'][head]['mean']:.4f}" if head in m["macro_f1"] else "—" for m in metrics.values()]
+        acc = [mean_std(m.accuracy.get(head)) for m in metrics.values()]
+        f1 = [f"{m.macro_f1[head].mean:.4f}" if head in m.macro_f1 else "—" for m in metrics.values()]
         rows.append([head, *acc, *f1])
     return [Table(["head", *metrics, *(f"macro-F1 {b}" for b in metrics)], rows),
             f"Test accuracy, mean ± sample std over {seeds} seeds; macro-F1 mean."]
@@ -41,28 +44,24 @@ def attribution_tables(inputs: ReportInputs) -> list[Block]:
     found = {b: e for b in inputs.backbones if (e := inputs.evaluate(b)) is not None}
     if not found:
         return ["(no evaluate metrics yet: run `dvc repro evaluate@<backbone>`)"]
-    seen = [(m, h) for e in found.values() for h, methods in e["faithfulness"].items() for m in methods]
+    seen = [pair for e in found.values() for pair in e.pairs()]
     rows = []
     for method, head in dict.fromkeys([*inputs.pairs, *seen]):
         cells = []
         for e in found.values():
-            if method not in e["faithfulness"].get(head, {}):
+            faith, deletion = e.score("faithfulness", head, method), e.score("deletion_at_1", head, method)
+            if faith is None:
                 cells += ["—"] * 3
                 continue
-            undefined = e["faithfulness_undefined"][head][method]
-            spread = {g: f" ± {e[f'{g}_std'][head][method]:.3f}" if f"{g}_std" in e else ""
-                      for g in ("faithfulness", "deletion_at_1")}
-            cells += [f"{e['faithfulness'][head][method]:.3f}{spread['faithfulness']}"
-                      + (f" ({undefined} undef.)" if undefined else ""),
-                      f"{e['deletion_at_1'][head][method]:.3f}{spread['deletion_at_1']}",
-                      f"{e['deletion_auc'][head][method]:.4f}"]
+            undefined = e.faithfulness_undefined[head][method]
+            cells += [f"{faith.mean:.3f} ± {faith.std:.3f}" + (f" ({undefined} undef.)" if undefined else ""),
+                      f"{deletion.mean:.3f} ± {deletion.std:.3f}", f"{e.deletion_auc[head][method]:.4f}"]
         rows.append([head, method, *cells])
     header = ["head", "method", *(f"{b} {col}" for b in found for col in ("faithfulness", "Deletion@1", "del. AUC"))]
-    heads = list(dict.fromkeys(h for e in found.values() for h in e["accuracy"]))
-    depth = max(len(layers) for e in found.values() for layers in e["ablated_accuracy"].values())
-    ablated = [[b, h, f"{e['accuracy'][h]:.4f}",
-                *(f"{v:.4f} ({k})" for k, v in e["ablated_accuracy"][h].items())]
-               for b, e in found.items() for h in heads if h in e["accuracy"]]
+    heads = list(dict.fromkeys(h for e in found.values() for h in e.accuracy))
+    depth = max(len(layers) for e in found.values() for layers in e.ablated_accuracy.values())
+    ablated = [[b, h, f"{e.accuracy[h]:.4f}", *(f"{v:.4f} ({k})" for k, v in e.ablated_accuracy[h].items())]
+               for b, e in found.items() for h in heads if h in e.accuracy]
     return [Table(header, rows), "Accuracy with one layer ablated (intact accuracy first):",
             Table(["backbone", "head", "intact", *(f"without layer {i}" for i in range(depth))], ablated)]
 
@@ -72,17 +71,17 @@ def clt_tables(inputs: ReportInputs) -> list[Block]:
     m = inputs.clt()
     if m is None:
         return ["(no transcoder metrics yet: run `dvc repro clt`)"]
-    rows = [[kind, f"{k['r2']:.4f}", f"{k['cosine']:.4f}", f"{k['l0']:.1f}", f"{k['dead']} ({k['dead_fraction']:.1%})"]
-            for kind, k in m.items() if isinstance(k, dict) and "r2" in k]  # token positions (cls, patch)
-    r = m["replacement"]
-    change = f"{r['cls_without_top_source'] - r['cls']:+.4f}".replace("-", "−")
+    rows = [[kind, f"{k.r2:.4f}", f"{k.cosine:.4f}", f"{k.l0:.1f}", f"{k.dead} ({k.dead_fraction:.1%})"]
+            for kind, k in (("cls", m.cls), ("patch", m.patch))]
+    r = m.replacement
+    change = f"{r.cls_without_top_source - r.cls:+.4f}".replace("-", "−")
     return [Table(["tokens", "R²", "cosine", "mean L0 per layer", "dead features"], rows),
             Table(["ViT test accuracy", "original", "CLS replaced", "patches replaced",
-                   f"patches replaced from block {r['replace_from']}", "CLS without each block's top source"],
-                  [["", f"{r['original']:.4f}", f"{r['cls']:.4f}", f"{r['patch']:.4f}", f"{r['patch_from_layer']:.4f}",
-                    f"{r['cls_without_top_source']:.4f} ({change})"]]),
+                   f"patches replaced from block {r.replace_from}", "CLS without each block's top source"],
+                  [["", f"{r.original:.4f}", f"{r.cls:.4f}", f"{r.patch:.4f}", f"{r.patch_from_layer:.4f}",
+                    f"{r.cls_without_top_source:.4f} ({change})"]]),
             "CLS replaced, keeping only the top-k source layers per block: "
-            + ", ".join(f"k={k} {v:.4f}" for k, v in r["cls_top_sources"].items()) + ".",
+            + ", ".join(f"k={k} {v:.4f}" for k, v in r.cls_top_sources.items()) + ".",
             *asymmetry_table(inputs)]
 
 
@@ -94,21 +93,17 @@ ASYMMETRY_TEXT = (
     "lies above 0.")
 
 
-def _interval(s: dict) -> str:
-    return f"{s['mean']:.3f} [{s['ci95'][0]:.3f}, {s['ci95'][1]:.3f}]"
-
-
 def asymmetry_table(inputs: ReportInputs) -> list[Block]:
     """The `clt` stage's ViT, then every clt_compare@<name>: off-diagonal share per token type."""
     found = {}
     m = inputs.clt()
-    if m is not None and "asymmetry" in m:
-        found[m.get("backbone", "clt.backbone")] = m["asymmetry"]
-    found.update({name: c["asymmetry"] for name, c in inputs.clt_compared().items()})
+    if m is not None:
+        found[m.backbone] = m.asymmetry
+    found.update({name: c.asymmetry for name, c in inputs.clt_compared().items()})
     if not found:
         return []
-    rows = [[name, _interval(a["cls"]), _interval(a["patch"]), _interval(a["cls_minus_patch"]),
-             "yes" if a["holds"] else "no"] for name, a in found.items()]
+    rows = [[name, a.cls.text(), a.patch.text(), a.cls_minus_patch.text(), "yes" if a.holds else "no"]
+            for name, a in found.items()]
     return [ASYMMETRY_TEXT, Table(["ViT", "CLS off-diagonal share", "patch off-diagonal share", "CLS − patch",
                                    "asymmetry holds"], rows)]
 
@@ -117,7 +112,7 @@ def _architecture(label: str) -> str:
     return next((a for a in ("transcoder", "sae") if label.startswith(a + "_")), "clt")
 
 
-def _sweep_order(item: tuple[str, dict]) -> tuple:
+def _sweep_order(item: tuple[str, SweepPoint]) -> tuple:
     """The CLT first, then each baseline; within one, by activation and then k or λ as numbers."""
     label = item[0]
     architecture = _architecture(label)
@@ -140,19 +135,18 @@ def frontier_tables(inputs: ReportInputs) -> list[Block]:
     m = inputs.frontier()
     if m is None:
         return ["(no frontier yet: run `dvc repro clt_frontier`)"]
-    points = dict(sorted(((name, p) for name, p in m.items() if isinstance(p, dict)), key=_sweep_order))
-    rows = [[name, _architecture(name), f"{p['cls_r2']:.4f}", f"{p['cls_l0']:.1f}", f"{p['patch_r2']:.4f}",
-             f"{p['patch_l0']:.1f}", f"{p.get('patch_dead_fraction', 0):.1%}",
-             f"{p.get('patch_dense_fraction', 0):.1%}", f"{p['cls_replaced_accuracy']:.4f}"]
+    points = dict(sorted(m.points.items(), key=_sweep_order))
+    rows = [[name, _architecture(name), f"{p.cls_r2:.4f}", f"{p.cls_l0:.1f}", f"{p.patch_r2:.4f}", f"{p.patch_l0:.1f}",
+             f"{p.patch_dead_fraction:.1%}", f"{p.patch_dense_fraction:.1%}", f"{p.cls_replaced_accuracy:.4f}"]
             for name, p in points.items()]
     blocks: list[Block] = [FRONTIER_TEXT, Table(
         ["model", "kind", "CLS R²", "CLS L0", "patch R²", "patch L0", "patch dead", "patch dense",
-         "ViT accuracy, CLS replaced"], rows), f"Original ViT test accuracy {m['original_accuracy']:.4f}."]
+         "ViT accuracy, CLS replaced"], rows), f"Original ViT test accuracy {m.original_accuracy:.4f}."]
     ks = sorted(int(name.rsplit("_k", 1)[1]) for name in points if name.startswith("relu_topk_k"))
     k = ks[len(ks) // 2] if ks else None  # the middle of the grid
     shared = [name for name in (f"relu_topk_k{k}", f"transcoder_relu_topk_k{k}", f"sae_relu_topk_k{k}")
-              if "patch_fvu_per_layer" in points.get(name, {})]
-    per_layer = [[name, kind, *(f"{v:.3f}" for v in points[name][f"{kind}_fvu_per_layer"])]
+              if name in points]
+    per_layer = [[name, kind, *(f"{v:.3f}" for v in getattr(points[name], f"{kind}_fvu_per_layer"))]
                  for kind in ("cls", "patch") for name in shared]
     if per_layer:
         blocks += [f"Fraction of variance unexplained per block (test tokens), ReLU-TopK models at k = {k}:",

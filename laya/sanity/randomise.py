@@ -15,11 +15,11 @@ import torch
 from torch import nn
 
 from laya.heads import LayerHead
+from laya.records.sanity import STEPS
 from laya.storage.store import FeatureStore
 
-_LAYA_CASCADE = (("classifier", ("classifier",)), ("scorer", ("scorer", "psi")), ("adapters", ("adapters",)))
+_LAYA_CASCADE = tuple(zip(STEPS, (("classifier",), ("scorer", "psi"), ("adapters",)), strict=True))
 CASCADES = {"laya": _LAYA_CASCADE, "laya_joint": _LAYA_CASCADE, "laya_aligned": _LAYA_CASCADE}  # head → steps
-STEPS = tuple(step for step, _ in _LAYA_CASCADE)
 
 
 def reinitialise(module: nn.Module, seed: int) -> None:

@@ -19,6 +19,7 @@ from laya.evaluate.config import EvaluateConfig, SanityConfig
 from laya.evaluate.faithfulness import spearman_rows
 from laya.evaluate.methods import build_method
 from laya.heads import LayerHead, build
+from laya.records.sanity import HeadSanity
 from laya.sanity.randomise import PermutedLabels, cascade
 from laya.storage.store import FeatureStore
 from laya.train import TrainConfig
@@ -58,11 +59,9 @@ def random_label_head(head: LayerHead, store: FeatureStore, layers: list[int], m
 
 
 def check_head(head: LayerHead, store: FeatureStore, layers: list[int], means: list[np.ndarray],
-               train: TrainConfig, evaluate: EvaluateConfig, device: torch.device | str = "cpu") -> dict:
+               train: TrainConfig, evaluate: EvaluateConfig, device: torch.device | str = "cpu") -> HeadSanity:
     """Both checks (params evaluate.sanity; the methods with evaluate's ablation and ig_steps) for one trained head
-    on the first evaluate.sanity.max_samples test inputs:
-    {accuracy: {trained, <step>…, random_labels}, random_labels_train_accuracy,
-     model_randomisation: {method: {step: ρ}}, data_randomisation: {method: ρ}, undefined: {method: {…: n}}}."""
+    on the first evaluate.sanity.max_samples test inputs."""
     cfg = evaluate.sanity_config()
     head = head.to(device).eval()
     values = ablation_values(evaluate.ablation, means, device)
@@ -86,7 +85,7 @@ def check_head(head: LayerHead, store: FeatureStore, layers: list[int], means: l
     out["random_labels_train_accuracy"] = train_accuracy
     for method, a in attributions(shuffled, feats, target, methods).items():
         out["data_randomisation"][method], out["undefined"][method]["random_labels"] = similarity(trained[method], a)
-    return out
+    return HeadSanity.model_validate(out)
 
 
 @dataclass(frozen=True)
@@ -102,5 +101,5 @@ class SanityRun:
     device: str
 
 
-def check_run(run: SanityRun) -> dict:
+def check_run(run: SanityRun) -> HeadSanity:
     return check_head(run.head, run.store, run.layers, run.means, run.train, run.evaluate, run.device)

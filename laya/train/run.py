@@ -102,19 +102,6 @@ def train_units(units: list[tuple[FeatureStore, list[int]]], heads: HeadsConfig,
     return results
 
 
-def summarise(results: dict) -> dict:
-    """DVC metrics: accuracy.<head>.{mean, std, seeds.s<k>}, macro_f1.<head>.mean (std: sample, ddof=1)."""
-    metrics: dict[str, dict] = {"accuracy": {}, "macro_f1": {}}
-    for name, runs in results.items():
-        acc = np.array([r["test_accuracy"] for r in runs.values()])
-        f1 = np.array([r["macro_f1"] for r in runs.values()])
-        metrics["accuracy"][name] = {"mean": round(float(acc.mean()), 6),
-                                     "std": round(float(acc.std(ddof=1)) if len(acc) > 1 else 0.0, 6),
-                                     "seeds": {f"s{s}": round(r["test_accuracy"], 6) for s, r in runs.items()}}
-        metrics["macro_f1"][name] = {"mean": round(float(f1.mean()), 6)}
-    return metrics
-
-
 def write_curves(results: dict, out_dir: str | Path) -> None:
     """One CSV per head trained on the cache: every seed's per-epoch train/val curves (columns seed, epoch, …) for
     `report` (a joint head's curve is its backbone's history, in the backbone card)."""

@@ -1,0 +1,40 @@
+"""The train stage's record (reports/details/train_<name>.json): each head's test accuracy over the seeds."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from laya.core.record import Part, Record
+from laya.core.seeds import mean_std
+
+
+class OverSeeds(Part):
+    """A test accuracy over seeds: mean, sample std and each seed's value ({"s<k>": value})."""
+
+    mean: float
+    std: float
+    seeds: dict[str, float]
+
+
+class Mean(Part):
+    mean: float
+
+
+class TrainRecord(Record):
+    """accuracy.<head>: test accuracy over the seeds; macro_f1.<head>.mean."""
+
+    STAGE: ClassVar[str] = "train@<name>"
+
+    accuracy: dict[str, OverSeeds]
+    macro_f1: dict[str, Mean]
+
+    @classmethod
+    def of(cls, results: dict[str, dict[int, dict]]) -> TrainRecord:
+        """From laya.train.run.train_units's results, {head: {seed: {"test_accuracy", "macro_f1", …}}}."""
+        accuracy, macro_f1 = {}, {}
+        for head, runs in results.items():
+            mean, std = mean_std([r["test_accuracy"] for r in runs.values()])
+            accuracy[head] = OverSeeds(mean=mean, std=std,
+                                       seeds={f"s{s}": round(r["test_accuracy"], 6) for s, r in runs.items()})
+            macro_f1[head] = Mean(mean=mean_std([r["macro_f1"] for r in runs.values()])[0])
+        return cls(accuracy=accuracy, macro_f1=macro_f1)
