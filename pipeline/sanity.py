@@ -14,20 +14,15 @@ on the destroyed head (laya.sanity).
 import time
 
 from laya.core.cli import parser, run
-from laya.core.config import ConfigError, from_dict, section
+from laya.core.config import from_dict, section
 from laya.core.device import device_from_params
 from laya.core.io import staged
-from laya.core.parallel import run_jobs, workers_from_params
+from laya.core.parallel import workers_from_params
 from laya.core.params import load_params
 from laya.evaluate import EvaluateConfig
-from laya.protocols import units
-from laya.records.sanity import SanityRecord
 from laya.sanity.figure import sanity_figure
-from laya.sanity.run import SanityRun, check_run
+from laya.sanity.run import sanity_checks
 from laya.settings import resolve
-from laya.storage.statistics import layer_means
-from laya.storage.store import FeatureStore
-from laya.trained import load_heads, trained_heads, trained_seeds
 
 
 def main() -> None:
@@ -40,32 +35,20 @@ def main() -> None:
     args = p.parse_args()
     params = load_params(args.params)
     evaluate = from_dict(EvaluateConfig, section(params, "evaluate"), "evaluate")
-    cfg = evaluate.sanity_config()
     settings = resolve(params, args.name)
-    train, bb, key = settings.train, settings.backbone, settings.backbone_key
-    started = time.perf_counter()
-    made = trained_heads(args.heads) or []
-    heads = [h for h in cfg.heads if h in made]
-    if not heads:
-        raise ConfigError(f"evaluate.sanity.heads: none of {cfg.heads} was trained for {args.name} (trained: "
-                          f"{made}); add one of them to heads.names.")
-    store, seed = next((FeatureStore.open(unit.path(args.features)), seeds[0]) for unit in units(bb, key)
-                       if (seeds := trained_seeds(evaluate.seeds, args.heads, evaluate.heads[0], unit.seeds)))
-    loaded, _, layers = load_heads(args.heads, heads, seed, store, args.name)
-    means = layer_means(store, "train", layers)
     device = device_from_params(params)
-    runs = [SanityRun(head, store, layers, means, train, evaluate, str(device)) for head in loaded.values()]
-    results = dict(zip(loaded, run_jobs(check_run, runs, workers_from_params(params, device))))
+    started = time.perf_counter()
+    record = sanity_checks(settings, evaluate, args.features, args.heads, device,
+                           workers_from_params(params, device))
     with staged(args.metrics, args.figure) as (metrics, figure):
-        SanityRecord(seed=seed, ablation=evaluate.ablation, heads=results).write(metrics)
-        sanity_figure(results, f"{args.name}: attributions after destroying the weights or the labels (seed {seed})",
-                      figure)
-    for name, r in results.items():
+        record.write(metrics)
+        sanity_figure(record.heads, f"{args.name}: attributions after destroying the weights or the labels (seed "
+                      f"{record.seed})", figure)
+    for name, r in record.heads.items():
         line = ", ".join(f"{m} {' → '.join(f'{v:.2f}' for v in steps.values())} | labels "
                          f"{r.data_randomisation[m]:.2f}" for m, steps in r.model_randomisation.items())
         print(f"sanity@{args.name} {name}: {line}")
-    print(f"sanity@{args.name}: {len(results)} heads in {time.perf_counter() - started:.0f}s")
-
+    print(f"sanity@{args.name}: {len(record.heads)} heads in {time.perf_counter() - started:.0f}s")
 
 if __name__ == "__main__":
     run(main)

@@ -10,20 +10,27 @@ the weights (or the labels) it claims to explain are destroyed fails the check.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 import torch
 
 from laya.ablation import ablation_values
+from laya.core.config import ConfigError
+from laya.core.parallel import run_jobs
 from laya.evaluate.config import EvaluateConfig, SanityConfig
 from laya.evaluate.faithfulness import spearman_rows
 from laya.evaluate.methods import build_method
 from laya.heads import LayerHead, build
-from laya.records.sanity import HeadSanity
+from laya.protocols import units
+from laya.records.sanity import HeadSanity, SanityRecord
 from laya.sanity.randomise import PermutedLabels, cascade
+from laya.settings import BackboneSettings
+from laya.storage.statistics import layer_means
 from laya.storage.store import FeatureStore
-from laya.train import TrainConfig
+from laya.train.config import TrainConfig
 from laya.train.loop import fit_head
+from laya.trained import load_heads, trained_heads, trained_seeds
 
 
 def similarity(a: np.ndarray, b: np.ndarray) -> tuple[float, int]:
@@ -103,3 +110,24 @@ class SanityRun:
 
 def check_run(run: SanityRun) -> HeadSanity:
     return check_head(run.head, run.store, run.layers, run.means, run.train, run.evaluate, run.device)
+
+
+def sanity_checks(settings: BackboneSettings, evaluate: EvaluateConfig, features: str | Path,
+                  heads_dir: str | Path, device: torch.device | str = "cpu", workers: int = 1) -> SanityRecord:
+    """The stage sanity@<name>: both checks for each of evaluate.sanity.heads trained for the backbone, on the
+    first evaluated seed's heads (protocol joint: the first joint model whose cache has one), heads side by side
+    in `workers` processes (laya.core.parallel)."""
+    cfg = evaluate.sanity_config()
+    made = trained_heads(heads_dir) or []
+    heads = [h for h in cfg.heads if h in made]
+    if not heads:
+        raise ConfigError(f"evaluate.sanity.heads: none of {cfg.heads} was trained for {settings.name} (trained: "
+                          f"{made}); add one of them to heads.names.")
+    store, seed = next((FeatureStore.open(unit.path(features)), seeds[0])
+                       for unit in units(settings.backbone, settings.backbone_key)
+                       if (seeds := trained_seeds(evaluate.seeds, heads_dir, evaluate.heads[0], unit.seeds)))
+    loaded, _, layers = load_heads(heads_dir, heads, seed, store, settings.name)
+    means = layer_means(store, "train", layers)
+    runs = [SanityRun(head, store, layers, means, settings.train, evaluate, str(device)) for head in loaded.values()]
+    return SanityRecord(seed=seed, ablation=evaluate.ablation, heads=dict(zip(loaded, run_jobs(check_run, runs,
+                                                                                                workers))))

@@ -5,19 +5,26 @@ from __future__ import annotations
 import csv
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
+from laya.backbones.card import BackboneCard
 from laya.core.io import atomic_path, require_free_space, write_json
 from laya.core.parallel import run_jobs
 from laya.heads import JOINT_HEAD, build, head_folder, save
+from laya.protocols.units import units
 from laya.storage.statistics import layer_means
 from laya.storage.store import FeatureStore
 from laya.train.config import HeadsConfig, TrainConfig
+from laya.train.joint import adopt_joint_head
 from laya.train.loop import fit_head, predict, short_average_warning
+
+if TYPE_CHECKING:
+    from laya.settings import BackboneSettings
 
 CURVE_FIELDS = ("epoch", "train_loss", "train_acc", "val_loss", "val_acc")
 
@@ -99,6 +106,31 @@ def train_units(units: list[tuple[FeatureStore, list[int]]], heads: HeadsConfig,
     for run, result in zip(runs, run_jobs(fit_one, runs, workers, cost=run_cost)):
         results.setdefault(run.name, {})[run.seed] = result
     write_json(out_dir / "params.json", {"heads": heads.to_dict(), "train": asdict(cfg)})
+    return results
+
+
+def train_backbone(settings: BackboneSettings, features: str | Path, backbone_dir: str | Path, out_dir: str | Path,
+                   device: torch.device | str = "cpu", workers: int = 1) -> dict:
+    """The stage train@<name>: every head of the entry × the train seeds on each unit's cache (checked against
+    the backbone card it was built from); protocol joint: the heads of seed k on joint model k's cache, and each
+    co-trained `laya_joint` head scored on its cache (laya.train.joint). Returns train_units's results."""
+    heads, cfg, bb, key = settings.heads, settings.train, settings.backbone, settings.backbone_key
+    stores = []
+    for unit in units(bb, key):
+        store = FeatureStore.open(unit.path(features))
+        store.check_built_from(BackboneCard.load(unit.path(backbone_dir)))
+        stores.append((store, unit.head_seeds(cfg.seeds)))
+        print(f"train@{settings.name}: {len(heads.names)} heads × {len(stores[-1][1])} seeds on {store.path} "
+              f"({len(store.layers)} layers {store.dims})")
+    seeds = sorted({seed for _, unit_seeds in stores for seed in unit_seeds})
+    runs = len(heads.names) * len(seeds)
+    print(f"train@{settings.name}: {runs} runs in {min(workers, runs)} worker(s)", flush=True)
+    results = train_units(stores, heads, replace(cfg, seeds=seeds), out_dir, device, workers)
+    if bb.protocol == "joint":
+        for unit, (store, _) in zip(units(bb, key), stores):
+            seed, run = adopt_joint_head(unit.path(Path(backbone_dir)), store, out_dir, settings.name)
+            results.setdefault(JOINT_HEAD, {})[seed] = run
+            print(f"  {JOINT_HEAD} seed {seed}: test acc {run['test_accuracy']:.4f} on the cache")
     return results
 
 
