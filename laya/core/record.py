@@ -47,11 +47,19 @@ class Record(Part):
                               f"rerun `dvc repro --force {stage}` with this laya.") from None
 
     @classmethod
+    def prefix(cls) -> str:
+        """The stage's name without its backbone, which starts its detail file's name: "evaluate"."""
+        return cls.STAGE.partition("@")[0]
+
+    @classmethod
+    def file_name(cls, name: str | None = None) -> str:
+        """evaluate_<name>.json for a per-backbone stage, clt.json for a single one."""
+        return f"{cls.prefix()}_{name}.json" if "<name>" in cls.STAGE else f"{cls.prefix()}.json"
+
+    @classmethod
     def stage_of(cls, path: str | Path) -> str:
         """The stage that writes `path`: reports/details/evaluate_mlp.json → evaluate@mlp."""
-        prefix, _, _ = cls.STAGE.partition("@")
-        name = Path(path).stem.removeprefix(f"{prefix}_")
-        return cls.STAGE.replace("<name>", name)
+        return cls.STAGE.replace("<name>", Path(path).stem.removeprefix(f"{cls.prefix()}_"))
 
     @classmethod
     def read(cls, path: str | Path) -> Self:

@@ -14,8 +14,8 @@ from laya.records.sanity import SanityRecord
 from laya.records.train import TrainRecord
 
 # reports/details/<prefix>_<backbone>.json (<prefix>.json for the clt stages) → the record it holds
-RECORDS = {"backbone": BackboneRecord, "train": TrainRecord, "evaluate": EvaluateRecord, "sanity": SanityRecord,
-           "depth": DepthRecord, "clt": CLTRecord, "clt_compare": CLTCompareRecord, "clt_frontier": FrontierRecord}
+RECORDS = {r.prefix(): r for r in (BackboneRecord, TrainRecord, EvaluateRecord, SanityRecord, DepthRecord, CLTRecord,
+                                   CLTCompareRecord, FrontierRecord)}
 
 
 @dataclass(frozen=True)
@@ -40,29 +40,29 @@ class ReportInputs:
         return self.entries.get(name, BackboneConfig()).protocol
 
     def backbone(self, name: str) -> BackboneRecord:
-        return BackboneRecord.read(self.details / f"backbone_{name}.json")
+        return BackboneRecord.read(self.details / BackboneRecord.file_name(name))
 
     def train(self, name: str) -> TrainRecord:
-        return TrainRecord.read(self.details / f"train_{name}.json")
+        return TrainRecord.read(self.details / TrainRecord.file_name(name))
 
     def evaluate(self, name: str) -> EvaluateRecord | None:
-        return EvaluateRecord.read_optional(self.details / f"evaluate_{name}.json")
+        return EvaluateRecord.read_optional(self.details / EvaluateRecord.file_name(name))
 
     def sanity(self, name: str) -> SanityRecord | None:
-        return SanityRecord.read_optional(self.details / f"sanity_{name}.json")
+        return SanityRecord.read_optional(self.details / SanityRecord.file_name(name))
 
     def depth(self, name: str) -> DepthRecord | None:
         """None when the stage has not run, or its entry turns it off (depth: false)."""
-        return DepthRecord.read_optional(self.details / f"depth_{name}.json")
+        return DepthRecord.read_optional(self.details / DepthRecord.file_name(name))
 
     def clt(self) -> CLTRecord | None:
-        return CLTRecord.read_optional(self.details / "clt.json")
+        return CLTRecord.read_optional(self.details / CLTRecord.file_name())
 
     def clt_compared(self) -> dict[str, CLTCompareRecord]:
         """{backbone: clt_compare@<backbone>'s record} in params order (the entries with clt_compare: true)."""
-        found = {name: CLTCompareRecord.read_optional(self.details / f"clt_compare_{name}.json")
+        found = {name: CLTCompareRecord.read_optional(self.details / CLTCompareRecord.file_name(name))
                  for name in self.backbones}
         return {name: record for name, record in found.items() if record is not None}
 
     def frontier(self) -> FrontierRecord | None:
-        return FrontierRecord.read_optional(self.details / "clt_frontier.json")
+        return FrontierRecord.read_optional(self.details / FrontierRecord.file_name())
