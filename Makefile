@@ -1,5 +1,6 @@
 # make repro — set up, then run the whole pipeline (dvc repro)
 # make test  — set up, then run the test suite
+# make docs  — build the documentation site into site/
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -7,7 +8,7 @@ STAMP  := $(VENV)/.installed
 FMNIST := /usr/share/datasets/fashion-mnist
 VEGA   := build/vega/plots.html
 
-.PHONY: setup repro test bench lint
+.PHONY: setup repro test bench lint docs
 
 setup: $(STAMP) data-source browser $(VEGA)
 
@@ -51,6 +52,10 @@ repro: setup
 # one pytest worker per core (pytest-xdist): the smoke run on one, every other test on the rest
 test: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -n auto
+
+# the documentation site: docs/ (guide, reference generated from the code, results written by `report`) → site/
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict --site-dir site
 
 bench: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python benchmarks/extract.py

@@ -29,6 +29,7 @@ from laya.data import PreparedData
 from laya.extract import LayerTap
 from laya.images import Preprocess
 from laya.storage.store import FeatureStore
+from record import recorded  # benchmarks/record.py: the output kept in benchmarks/results/
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -54,9 +55,11 @@ def live_batches(tap: LayerTap, prep: Preprocess, images: np.ndarray, per_image:
     for lo in range(0, len(images), step):
         chunk = torch.from_numpy(images[lo:lo + step])
         picks = np.stack([np.r_[0, 1 + rng.choice(patches, per_image - 1, replace=False)] for _ in range(len(chunk))])
-        out = tap(prep(chunk), torch.from_numpy(picks))
-        width, layers = out.mlp_in.shape[-1], out.mlp_in.shape[2]
-        yield out.mlp_in.reshape(-1, layers, width).clone(), out.mlp_out.reshape(-1, layers, width).clone()
+        out = tap(prep(chunk))  # every token: (B, N, L, d)
+        rows, tokens = torch.arange(len(chunk))[:, None], torch.from_numpy(picks)
+        mlp_in, mlp_out = out.mlp_in[rows, tokens], out.mlp_out[rows, tokens]  # the picked tokens: (B, T, L, d)
+        width, layers = mlp_in.shape[-1], mlp_in.shape[2]
+        yield mlp_in.reshape(-1, layers, width).clone(), mlp_out.reshape(-1, layers, width).clone()
 
 
 def main() -> None:
@@ -97,4 +100,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with recorded(__file__):
+        main()

@@ -20,6 +20,8 @@ Uses the trained backbones under data/backbones/ when present, else the same arc
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import resource
@@ -42,6 +44,7 @@ from laya.core.params import load_params
 from laya.data import DataConfig, PreparedData, RawDataset, write_prepared
 from laya.data.fashion_mnist import load_fashion_mnist
 from laya.extract import ExtractConfig, LayerTap, extract_features
+from record import recorded  # benchmarks/record.py: the output kept in benchmarks/results/
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -87,8 +90,10 @@ def forward_seconds(model, meta, data: PreparedData, cfg: ExtractConfig) -> floa
 
 
 def extract_seconds(model, meta, data, cfg, out: Path) -> tuple[float, dict]:
+    """Seconds of one extraction; the plan the stage prints is left out of the benchmark's own lines."""
     start = time.perf_counter()
-    summary = extract_features(model, meta, data, out, cfg, torch.device("cpu"))
+    with contextlib.redirect_stdout(io.StringIO()):
+        summary = extract_features(model, meta, data, out, cfg, torch.device("cpu"))
     return time.perf_counter() - start, summary
 
 
@@ -166,4 +171,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with recorded(__file__):
+        main()

@@ -22,6 +22,7 @@ from laya.core.config import SPLITS
 from laya.core.io import human_bytes
 from laya.extract import ExtractConfig, LayerTap
 from laya.extract.plan import ExtractionPlan, Layout
+from record import recorded  # benchmarks/record.py: the output kept in benchmarks/results/
 
 
 def plan_for(model: torch.nn.Module, sizes: dict[str, int], cfg: ExtractConfig, procs: int) -> ExtractionPlan:
@@ -55,4 +56,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with recorded(__file__):
+        main()

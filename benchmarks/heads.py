@@ -55,6 +55,7 @@ from laya.settings import resolve
 from laya.storage.store import FeatureStore
 from laya.train import HeadsConfig, TrainConfig, moving_average, train_epoch
 from laya.train.loop import adam
+from record import recorded  # benchmarks/record.py: the output kept in benchmarks/results/
 
 REPO = Path(__file__).resolve().parents[1]
 CACHE_REPEATS = 5
@@ -182,4 +183,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with recorded(__file__):
+        main()

@@ -52,6 +52,7 @@ from laya.storage.shards import ShardPlan
 from laya.storage.store import FeatureStore
 from laya.storage.zarrio import create_sample_array, read_fast
 from laya.train import HeadsConfig, TrainConfig, train_epoch
+from record import recorded  # benchmarks/record.py: the output kept in benchmarks/results/
 
 REPO = Path(__file__).resolve().parents[1]
 SIDES = ("inputs", "targets")  # MLP inputs and outputs (crosslayer-coding's names)
@@ -307,7 +308,9 @@ def main() -> None:
     params = load_params(REPO / "params.yaml")
     codec = params.get("extract", {}).get("codec", "lz4")
     store = FeatureStore.open(args.features)
-    print(f"torch threads: {torch.get_num_threads()}, cpus: {os.cpu_count()}, store {args.features}")
+    features = Path(args.features).resolve()
+    shown = features.relative_to(REPO) if features.is_relative_to(REPO) else features
+    print(f"torch threads: {torch.get_num_threads()}, cpus: {os.cpu_count()}, store {shown}")
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
         compare_layouts(clt_tokens(store), args.block, args.rounds, codec, Path(tmp))
     heads = HeadsConfig.parse(section(params, "heads"))
@@ -316,4 +319,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with recorded(__file__):
+        main()

@@ -1,13 +1,15 @@
 """Stage `report`: everything a person reads, derived from the stages' detail files.
 
-    python pipeline/report.py --details reports/details \
+    python pipeline/report.py --details reports/details --data data/prepared/fashion_mnist.zarr \
         --curves reports/curves --figures reports/figures --metrics reports/metrics --plots reports/plots \
-        --markdown reports/report.md --html reports/index.html
+        --results docs/results --html reports/index.html --readme README.md
 
-Writes the headline metrics (--metrics/<backbone>.json and clt.json: what `dvc exp show` shows), the data behind
-dvc.yaml's top-level plots (--plots), the tables as Markdown and as one self-contained HTML page with every
-figure inline. Reads params `data.name` (headings), `backbones` (which, in which order), `heads.names` and
-`evaluate.methods` (row order). All outputs are replaced together or not at all.
+Writes the headline metrics (--metrics/<backbone>.json and clt.json: what `dvc metrics show` shows), the data
+behind dvc.yaml's top-level plots (--plots), the documentation's results pages (--results: index.md, the findings;
+report.md, every table and figure), one self-contained HTML page with every figure inline, and the findings into
+the README between its two findings markers. Reads params `data.name` (headings), `backbones` (which, in which
+order), `heads.names` and `evaluate.methods` (row order), and the prepared data's class count (chance levels).
+The DVC outputs are replaced together or not at all.
 """
 
 from pathlib import Path
@@ -15,16 +17,18 @@ from pathlib import Path
 from laya.backbones.config import entry
 from laya.core.cli import parser, run
 from laya.core.config import section
-from laya.core.io import staged, write_json
+from laya.core.io import atomic_path, staged, write_json
 from laya.core.params import load_params
-from laya.data import dataset_title
+from laya.data import PreparedData, dataset_title
 from laya.report import (
     ReportInputs,
     backbone_headline,
     clt_headline,
+    findings_markdown,
+    replace_findings,
     report_blocks,
+    results_pages,
     to_html,
-    to_markdown,
     write_plot_data,
 )
 
@@ -32,12 +36,14 @@ from laya.report import (
 def main() -> None:
     p = parser(__doc__)
     p.add_argument("--details", required=True, help="folder of the stages' detail JSON files")
+    p.add_argument("--data", required=True, help="the prepared dataset (its class count gives the chance levels)")
     p.add_argument("--curves", required=True, help="folder of the train stages' curves (<backbone>/<head>.csv)")
     p.add_argument("--figures", required=True, help="folder of the evaluate and clt stages' figures")
     p.add_argument("--metrics", required=True, help="folder for the headline metrics (DVC metrics)")
     p.add_argument("--plots", required=True, help="folder for the plot data (dvc.yaml's top-level plots)")
-    p.add_argument("--markdown", required=True, help="Markdown report to write")
+    p.add_argument("--results", required=True, help="folder for the documentation's results pages")
     p.add_argument("--html", required=True, help="self-contained HTML report to write")
+    p.add_argument("--readme", help="a README whose findings block is rewritten (absent: none)")
     args = p.parse_args()
     params = load_params(args.params)
     methods = section(params, "evaluate").get("methods") or {}  # validated by the check stage; order only
@@ -46,9 +52,13 @@ def main() -> None:
                           Path(args.details), Path(args.curves), Path(args.figures),
                           list(section(params, "heads").get("names") or []),
                           [(method, head) for method, heads in methods.items() for head in heads],
-                          {name: entry(params, name).backbone for name in section(params, "backbones")})
+                          {name: entry(params, name).backbone for name in section(params, "backbones")},
+                          classes=len(PreparedData(args.data).classes))
     blocks = report_blocks(inputs)
-    with staged(args.metrics, args.plots, args.markdown, args.html) as (metrics, plots, markdown, page):
+    readme = Path(args.readme) if args.readme else None
+    readme_text = (replace_findings(readme.read_text(), findings_markdown(inputs), str(readme))  # fails first
+                   if readme else None)
+    with staged(args.metrics, args.plots, args.results, args.html) as (metrics, plots, results, page):
         metrics.mkdir(parents=True)
         for name in inputs.backbones:
             write_json(metrics / f"{name}.json", backbone_headline(inputs, name))
@@ -56,10 +66,15 @@ def main() -> None:
             write_json(metrics / "clt.json", clt)
         plots.mkdir(parents=True)
         charts = write_plot_data(inputs, plots)
-        markdown.write_text(to_markdown(blocks, Path(args.markdown).parent))
+        results.mkdir(parents=True)
+        for name, text in results_pages(inputs, blocks, args.results).items():
+            (results / name).write_text(text)
         page.write_text(to_html(blocks, f"laya report — {inputs.dataset}"))
-    print(f"report: wrote {args.markdown}, {args.html}, {args.metrics}/ ({len(inputs.backbones)} backbones) and "
-          f"{len(charts)} plot data files")
+    if readme is not None and readme_text != readme.read_text():
+        with atomic_path(readme) as tmp:
+            tmp.write_text(readme_text)
+    print(f"report: wrote {args.results}/, {args.html}, {args.metrics}/ ({len(inputs.backbones)} backbones), "
+          f"{len(charts)} plot data files" + (f" and the findings in {readme}" if readme else ""))
 
 
 if __name__ == "__main__":

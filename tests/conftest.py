@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import gzip
 import os
+import shutil
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +31,38 @@ def needs(available: bool, what: str) -> pytest.MarkDecorator:
     if UNDER_CI:
         return pytest.mark.needs(what, missing=True)
     return pytest.mark.skipif(True, reason=f"needs {what}")
+
+
+def copy_repo(dest: Path) -> None:
+    """Copy the working tree's tracked and unignored files (what a clone of this commit would hold)."""
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO, check=True,
+                           capture_output=True, text=True).stdout.split("\0")
+    for rel in filter(None, files):
+        if (REPO / rel).is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / rel, dest / rel)
+
+
+def pipeline_repo(dest: Path, params: dict) -> dict:
+    """A copy of the repo at `dest` with `params` as its params.yaml and no dvc.lock, committed to a fresh git
+    repository (DVC experiments need one); the environment to run `dvc` in it."""
+    import yaml
+
+    copy_repo(dest)
+    (dest / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    (dest / "dvc.lock").unlink(missing_ok=True)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
+                ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "pipeline"]):
+        run_ok(cmd, dest, env)
+    return env
+
+
+def run_ok(cmd: list[str], cwd: Path, env: dict) -> str:
+    """Run `cmd`; its stdout, or a failure showing the end of its output."""
+    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, f"{' '.join(cmd)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    return result.stdout
 
 
 def pytest_configure(config):

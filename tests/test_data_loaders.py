@@ -83,11 +83,21 @@ def test_imagefolder_uses_train_test_folders_and_grayscale(tmp_path):
     assert raw.train_images.shape == (6, 4, 4, 1) and raw.test_images.shape == (4, 4, 4, 1)
 
 
-def test_imagefolder_bad_image_and_missing_size_are_clear(tmp_path):
+def test_imagefolder_keeps_the_native_size_when_image_size_is_null(tmp_path):
+    for c in ("a", "b"):
+        for i in range(2):
+            _png(tmp_path / c / f"{i}.png", 7)
+    raw = load_imagefolder(str(tmp_path), None, 3, 0.5, 0)
+    assert raw.train_images.shape[1:] == (10, 12, 3) and raw.test_images.shape[1:] == (10, 12, 3)
+
+
+def test_imagefolder_bad_image_and_mixed_sizes_are_clear(tmp_path):
     _png(tmp_path / "a" / "0.png", 1)
     _png(tmp_path / "b" / "0.png", 2)
-    with pytest.raises(ConfigError, match="data.image_size"):
+    _png(tmp_path / "b" / "2.png", 2, size=(9, 9))
+    with pytest.raises(ConfigError, match=r"9×9 pixels, but .* is 10×12 and data.image_size is null"):
         load_imagefolder(str(tmp_path), None, 3, 0.5, 0)
+    (tmp_path / "b" / "2.png").unlink()
     (tmp_path / "b" / "1.png").write_bytes(b"garbage")
     with pytest.raises(ConfigError, match="1.png: cannot decode image"):
         load_imagefolder(str(tmp_path), [4, 4], 3, 0.5, 0)

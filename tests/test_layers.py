@@ -33,6 +33,7 @@ LAYERS = [  # lowest first; an exact module name wins over a package pattern (en
                 "laya.depth.*", "laya.clt", "laya.clt.*", "laya.report", "laya.report.*"]),
     ("validation", ["laya.check"]),  # parses every section: configs only, never stage logic
     ("entry", ["laya.core.params", "laya.core.cli"]),  # what the stage scripts call first
+    ("docs", ["laya.reference", "laya.reference.*"]),  # what the documentation generates from all of the above
 ]
 STAGE_LOGIC = ("laya.clt.run", "laya.clt.fit", "laya.evaluate.scores", "laya.evaluate.run", "laya.train.run",
                "laya.train.loop", "laya.depth.run", "laya.sanity.run")

@@ -56,12 +56,12 @@ def test_the_dvc_plots_page_draws_its_charts_offline(tmp_path):
     assert inked(blank) < 0.001, inked(blank)
 
 
-def test_the_html_report_is_one_file_with_its_figures_and_renders_offline(tmp_path):
-    out = tmp_path / "reports"
+def test_the_html_report_is_one_file_with_its_figures_and_renders_offline(tmp_path, prepared_path):
+    out, prepared = tmp_path / "reports", prepared_path
     done = subprocess.run(
         [sys.executable, "pipeline/report.py", "--params", "params.yaml", "--details", "reports/details",
-         "--curves", "reports/curves", "--figures", "reports/figures",
-         "--metrics", str(out / "metrics"), "--plots", str(out / "plots"), "--markdown", str(out / "report.md"),
+         "--data", str(prepared), "--curves", "reports/curves", "--figures", "reports/figures",
+         "--metrics", str(out / "metrics"), "--plots", str(out / "plots"), "--results", str(out / "results"),
          "--html", str(out / "index.html")], cwd=REPO, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     html = (out / "index.html").read_text()

@@ -1,4 +1,5 @@
-"""The README's params snippets pass `check` as printed: a user who copies one gets a pipeline DVC can run."""
+"""The params snippets of the README and the guide pass `check` as printed: a user who copies one gets a pipeline
+DVC can run."""
 
 import copy
 import re
@@ -11,8 +12,8 @@ from laya.check import check_params
 from laya.core.params import load_params
 
 PARAMS = load_params(REPO / "params.yaml")
-BLOCKS = [yaml.safe_load(block) for block in re.findall(r"```yaml\n(.*?)```", (REPO / "README.md").read_text(),
-                                                         re.S)]
+PAGES = [REPO / "README.md", *sorted((REPO / "docs" / "guide").glob("*.md"))]
+BLOCKS = [yaml.safe_load(block) for page in PAGES for block in re.findall(r"```yaml\n(.*?)```", page.read_text(), re.S)]
 WITH_BACKBONES = [block for block in BLOCKS if isinstance(block, dict) and "backbones" in block]
 
 
@@ -22,7 +23,7 @@ def _merged(base: dict, changes: dict) -> dict:
     return base
 
 
-def test_the_readme_has_entry_snippets():
+def test_the_pages_have_entry_snippets():
     assert len(WITH_BACKBONES) >= 4
 
 

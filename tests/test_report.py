@@ -37,8 +37,8 @@ def _details(folder, backbones=("mlp", "vit")):
         _write(folder, f"backbone_{name}.json", {"test_accuracy": acc, "val_accuracy": acc + 0.005, "best_epoch": 3,
                                                  "parameters": 1234})
         _write(folder, f"train_{name}.json", {
-            "accuracy": {"last": {"mean": acc, "std": 0.001, "seeds": {"s0": acc}},
-                         "laya": {"mean": acc + 0.01, "std": 0.002, "seeds": {"s0": acc + 0.01}}},
+            "accuracy": {"last": {"mean": acc, "std": 0.001, "seeds": {"s0": acc - 0.001, "s1": acc + 0.001}},
+                         "laya": {"mean": acc + 0.01, "std": 0.002, "seeds": {"s0": acc + 0.008, "s1": acc + 0.012}}},
             "macro_f1": {"last": {"mean": acc - 0.3}, "laya": {"mean": acc - 0.2}}})
     return folder
 
@@ -81,7 +81,7 @@ def test_report_tables_come_from_the_details(tmp_path):
     text = _markdown(ReportInputs("Fashion-MNIST", ["mlp", "vit"], details, heads=["laya", "last"]))
     assert "| mlp | 0.8875 | 3 | 1,234 |" in text
     assert "| laya | 0.8975 ± 0.0020 | 0.8721 ± 0.0020 | 0.6875 | 0.6621 |" in text
-    assert "over 1 seeds" in text
+    assert "over 2 seeds" in text
     assert text.index("| laya |") < text.index("| last |")  # rows in params heads.names order
     assert "(Fashion-MNIST test split)" in text
     assert "no evaluate metrics yet" in text and "no transcoder metrics yet: run `dvc repro clt`" in text
@@ -112,15 +112,18 @@ def test_report_renders_the_transcoder_tables(tmp_path):
     assert "| sae_relu_topk_k16 | patch | 0.500 | 0.250 |" in text
 
 
-def test_headline_metrics_are_the_means_named_by_backbone(tmp_path):
-    _evaluate(_details(tmp_path, ["mlp"]))
+def test_headline_metrics_are_the_same_keys_for_every_backbone(tmp_path):
+    """One row per backbone in `dvc metrics show`: no backbone name in a key, α beside IG on the LAYA head."""
+    _evaluate(_details(tmp_path, ["mlp", "cnn"]))
+    _evaluate(tmp_path, "cnn")
     _clt(tmp_path)
-    inputs = ReportInputs("Fashion-MNIST", ["mlp"], tmp_path, heads=["laya", "last"])
-    assert backbone_headline(inputs, "mlp") == {"mlp": {
-        "backbone_acc": 0.8875, "acc": {"laya": 0.8975, "last": 0.8875}, "faith": PAIR, "del1": DELETION}}
-    assert clt_headline(inputs) == {"clt": {"r2": {"cls": 0.98765, "patch": 0.9}, "l0": {"cls": 16.0, "patch": 16.0},
-                                            "acc": {"original": 0.8786, "cls": 0.8789, "patch": 0.8773},
-                                            "offdiag": {"cls": 0.4, "patch": 0.5}}}
+    inputs = ReportInputs("Fashion-MNIST", ["mlp", "cnn"], tmp_path, heads=["laya", "last"])
+    assert backbone_headline(inputs, "mlp") == {
+        "acc": {"backbone": 0.8875, "laya": 0.8975, "last": 0.8875},
+        "faith": {"alpha": PAIR["laya"]["intrinsic"], "ig": PAIR["laya"]["ig"]},
+        "del1": {"alpha": DELETION["laya"]["intrinsic"]}}
+    assert backbone_headline(inputs, "cnn").keys() == backbone_headline(inputs, "mlp").keys()
+    assert clt_headline(inputs) == {"clt": {"r2": 0.98765, "acc": 0.8789}}
 
 
 def test_plot_data_averages_the_seeds_curves_and_lists_every_attribution(tmp_path):
@@ -167,10 +170,10 @@ def test_protocol_tables_put_each_architecture_s_protocols_side_by_side_with_the
     _write(tmp_path, "backbone_mlp_transfer.json", {"test_accuracy": 0.95, "val_accuracy": 0.96, "best_epoch": 2,
                                                     "parameters": 9, "protocol": "transfer", "pretrain_classes": [0]})
     _write(tmp_path, "train_mlp_transfer.json", {
-        "accuracy": {"last": {"mean": 0.80, "std": 0.01, "seeds": {"s0": 0.8}},
-                     "laya": {"mean": 0.8125, "std": 0.01, "seeds": {"s0": 0.8125}}}, "macro_f1": {}})
+        "accuracy": {"last": {"mean": 0.80, "std": 0.01, "seeds": {"s0": 0.79, "s1": 0.81}},
+                     "laya": {"mean": 0.8125, "std": 0.01, "seeds": {"s0": 0.8025, "s1": 0.8225}}}, "macro_f1": {}})
     train = json.loads((tmp_path / "train_mlp_joint.json").read_text())
-    train["accuracy"]["laya_joint"] = {"mean": 0.8866, "std": 0.003, "seeds": {"s0": 0.8866}}
+    train["accuracy"]["laya_joint"] = {"mean": 0.8866, "std": 0.003, "seeds": {"s0": 0.8836, "s1": 0.8896}}
     _write(tmp_path, "train_mlp_joint.json", train)
     _write(tmp_path, "evaluate_mlp_joint.json", {
         "faithfulness": {"laya_joint": {"intrinsic": 0.88}}, "faithfulness_std": {"laya_joint": {"intrinsic": 0.01}},
@@ -181,15 +184,38 @@ def test_protocol_tables_put_each_architecture_s_protocols_side_by_side_with_the
     entries = {"mlp_transfer": BackboneConfig(arch="mlp", protocol="transfer", pretrain_classes=[0]),
                "mlp": BackboneConfig(arch="mlp"), "mlp_joint": BackboneConfig(arch="mlp", protocol="joint")}
     text = _markdown(ReportInputs("Fashion-MNIST", list(entries), tmp_path, heads=["last", "laya"],
-                                  entries=entries))
-    table = text[text.index("| arch | protocol | entry |"):]
-    assert table.index("| mlp | frozen | mlp |") < table.index("| mlp | joint | mlp_joint |") < table.index(
-        "| mlp | transfer | mlp_transfer |")
-    assert "| mlp | joint | mlp_joint | 1 | 0.8621 | 0.8621 ± 0.0010 | 0.8721 ± 0.0020 | 0.8866 ± 0.0030 |" in table
+                                  entries=entries, classes=3))
+    table = text[text.index("| backbone | arch | protocol |"):]
+    assert table.index("| mlp | mlp | frozen |") < table.index("| mlp_joint | mlp | joint |") < table.index(
+        "| mlp_transfer | mlp | transfer |")
+    assert "| mlp_joint | mlp | joint | 2 | 0.8621 | 0.8621 ± 0.0010 | 0.8721 ± 0.0020 | 0.8866 ± 0.0030 |" in table
+    assert "Chance accuracy: 1/3 for frozen and joint entries; 1/2 for `mlp_transfer`." in text  # from the data
     assert "laya_joint accuracy 0.8866 ± 0.0030 (paper 0.8842), faithfulness of α 0.880 ± 0.010" in text
     assert "LAYA 0.8125 ± 0.0100 vs LastLayer 0.8000 ± 0.0100: +1.25 pp." in text
     assert "target met" not in text and "missed" not in text  # results beside references, not grades
-    assert "| mlp | joint | laya_joint | intrinsic | 0.880 ± 0.010 | 0.200 ± 0.000 |" in text
+    assert "| mlp_joint | mlp | joint | laya_joint | intrinsic | 0.880 ± 0.010 | 0.200 ± 0.000 |" in text
+
+
+def test_one_seed_prints_no_spread_and_layers_read_in_depth_order(tmp_path):
+    """A user's own run: one seed, a 12-block timm ViT (blocks.10 after blocks.2), timm backbones told apart."""
+    _details(tmp_path, ["vit", "resnet"])
+    for name in ("vit", "resnet"):
+        train = json.loads((tmp_path / f"train_{name}.json").read_text())
+        train["accuracy"] = {h: {**a, "seeds": {"s0": a["mean"]}} for h, a in train["accuracy"].items()}
+        _write(tmp_path, f"train_{name}.json", train)
+    _evaluate(tmp_path, "vit")
+    evaluation = json.loads((tmp_path / "evaluate_vit.json").read_text())
+    evaluation["seeds"] = 1
+    evaluation["ablated_accuracy"] = {"laya": {f"blocks.{i}": 0.5 + i / 100 for i in range(12)}}
+    _write(tmp_path, "evaluate_vit.json", evaluation)
+    entries = {"vit": BackboneConfig(arch="timm", model={"name": "vit_tiny_patch16_224"}),
+               "resnet": BackboneConfig(arch="timm", model={"name": "resnet18"})}
+    text = _markdown(ReportInputs("ImageFolder", list(entries), tmp_path, heads=["laya"], entries=entries))
+    assert "±" not in text.split("## Layer attributions")[0].split("## Heads")[1]
+    assert "| laya | intrinsic | 0.766 | 0.217 |" in text
+    row = next(line for line in text.splitlines() if line.startswith("| vit | laya | 0.9000 |"))
+    assert row.index("(blocks.2)") < row.index("(blocks.10)") and row.endswith("0.6100 (blocks.11) |")
+    assert "| vit | timm:vit_tiny_patch16_224 | frozen |" in text and "| resnet | timm:resnet18 | frozen |" in text
 
 
 def test_sanity_tables_show_each_step_and_the_random_label_head(tmp_path):
@@ -208,7 +234,7 @@ def test_sanity_tables_show_each_step_and_the_random_label_head(tmp_path):
 def test_aligned_block_puts_laya_beside_it_under_both_ablations(tmp_path):
     _details(tmp_path, ["mlp"])
     train = json.loads((tmp_path / "train_mlp.json").read_text())
-    train["accuracy"]["laya_aligned"] = {"mean": 0.8955, "std": 0.001, "seeds": {"s0": 0.8955}}  # laya 0.8975
+    train["accuracy"]["laya_aligned"] = {"mean": 0.8955, "std": 0.001, "seeds": {"s0": 0.8945, "s1": 0.8965}}
     _write(tmp_path, "train_mlp.json", train)
     pairs = {"laya": {"intrinsic": 0.766, "ig": 0.931, "loo": 1.0}, "laya_aligned": {"intrinsic": 0.95, "ig": 0.94}}
     stds = {"laya": {"intrinsic": 0.011, "ig": 0.012, "loo": 0.0}, "laya_aligned": {"intrinsic": 0.013, "ig": 0.014}}
@@ -255,7 +281,7 @@ def test_failure_table_puts_alpha_beside_the_msp_baseline_and_in_the_headline(tm
     assert "## Failure detection" in text
     assert ("| mlp | laya | 1100 | 0.9000 ± 0.0100 | 0.6000 ± 0.0300 | 0.9250 ± 0.0400 | 0.5000 ± 0.0200 | — | "
             "0.5500 ± 0.0500 | +0.0250 |") in text  # the last column: Δ AUROC = MSP + α − MSP
-    assert backbone_headline(inputs, "mlp")["mlp"]["fail"] == {"auroc": {"msp": 0.9, "alpha": 0.6, "msp_alpha": 0.925}}
+    assert backbone_headline(inputs, "mlp")["fail"] == {"alpha": 0.6}
 
 
 def test_depth_tables_and_headline_put_alpha_beside_its_baselines(tmp_path):
@@ -278,5 +304,5 @@ def test_depth_tables_and_headline_put_alpha_beside_its_baselines(tmp_path):
     assert "| mlp | alpha | b0 → b1 | 0.9000 / 0.8900 | 1.000 |" in text
     assert "| mlp | random (mean of 2) | — | 0.9000 / 0.7500 | 1.000 |" in text
     assert "| mlp | msp | 0.8500 | 0.500 | 0.9000 |" in text and "| mlp | alpha | 0.8600 | — | 0.9000 |" in text
-    headline = backbone_headline(inputs, "mlp")["mlp"]
-    assert headline["prune"] == {"alpha": 0.89, "random": 0.75} and headline["exit"] == {"msp": 0.85, "alpha": 0.86}
+    headline = backbone_headline(inputs, "mlp")
+    assert headline["prune"] == {"alpha": 0.89} and headline["exit"] == {"alpha": 0.86}

@@ -28,13 +28,13 @@ class BackboneConfig:
     weights: str | None = None  # timm: local weights file (pretrained_cfg_overlay=dict(file=...))
     input_size: int | None = None  # resize images to this side length before the backbone (pretrained models)
     layers: list[str] | None = None  # module names to hook; null = the model's forward_intermediates
-    epochs: int = 10
+    epochs: int = 10  # upper bound: early stopping on val accuracy
     patience: int = 2  # early stopping: epochs without a better val accuracy
-    lr: float = 1.0e-3
-    weight_decay: float = 0.0
+    lr: float = 1.0e-3  # Adam's learning rate
+    weight_decay: float = 0.0  # Adam's weight decay (L2)
     schedule: str = "constant"  # learning rate: constant | cosine (annealed to 0 over `epochs`)
-    batch_size: int = 128
-    seed: int = 0
+    batch_size: int = 128  # training images per step
+    seed: int = 0  # initialisation, data order and dropout
     protocol: str = "frozen"  # frozen | joint | transfer (laya.protocols)
     joint: dict[str, Any] = field(default_factory=dict)  # protocol joint: its recipe (JointConfig)
     pretrain_classes: list[int] | None = None  # protocol transfer: the class indices the backbone is trained on
@@ -87,11 +87,11 @@ class JointConfig:
 
     seeds: list[int] = field(default_factory=lambda: [0, 1, 2, 3, 4])  # one joint model per seed; the cached
     # heads of seed k are trained on the cache of joint model k
-    epochs: int = 50
-    patience: int = 5
-    lr: float = 3.0e-4
-    batch_size: int = 128
-    weight_decay: float = 0.0
+    epochs: int = 50  # upper bound per seed
+    patience: int = 5  # epochs without a better val accuracy
+    lr: float = 3.0e-4  # Adam, backbone and head together
+    batch_size: int = 128  # training images per step
+    weight_decay: float = 0.0  # Adam's weight decay (L2)
     pooling: str = "cls"  # how the head reads token layers; must equal extract.pooling (the extract stage checks)
     head: dict = field(default_factory=dict)  # the co-trained LAYA head's config (heads.laya keys; defaults:
     # the notebook's d* = 96, ψ = identity, scorer 192, τ = 1.5)

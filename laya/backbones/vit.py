@@ -13,14 +13,14 @@ from laya.core.config import require
 class ViTConfig:
     """params `backbones.<name>.model` for arch vit: keyword arguments of timm's VisionTransformer."""
 
-    patch_size: int = 7
-    embed_dim: int = 64
+    patch_size: int = 7  # side of the square patches (28 / 7 = 4 × 4 patches)
+    embed_dim: int = 64  # token width
     depth: int = 6  # blocks; each block's CLS token (or mean patch token) is one cached layer
-    num_heads: int = 4
-    mlp_ratio: float = 4.0
-    qkv_bias: bool = True
-    drop_rate: float = 0.0
-    drop_path_rate: float = 0.0
+    num_heads: int = 4  # attention heads per block
+    mlp_ratio: float = 4.0  # MLP width / embed_dim
+    qkv_bias: bool = True  # bias on the query, key and value projections
+    drop_rate: float = 0.0  # dropout after the patch embedding and in the MLPs
+    drop_path_rate: float = 0.0  # stochastic depth (training only)
 
     def validate(self, key: str) -> None:
         for name in ("patch_size", "embed_dim", "depth", "num_heads"):

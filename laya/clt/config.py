@@ -24,10 +24,10 @@ class CLTConfig:
     threshold: float = 1.0  # JumpReLU: initial θ (standardised units)
     bandwidth: float = 0.05  # JumpReLU: straight-through kernel width ε
     threshold_lr: float = 0.02  # JumpReLU: Adam learning rate of log θ (θ must travel far in few steps)
-    epochs: int = 4
+    epochs: int = 4  # passes over the training tokens
     batch_size: int = 1024  # tokens per Adam step
     lr: float = 0.001  # Adam, cosine decay to 0
-    seed: int = 0
+    seed: int = 0  # initialisation and token order
     max_images: int | None = None  # training images whose tokens are used; null = the whole training split
     replace_from: int = 3  # replacement (c): patch tokens from this block on
     bootstrap: int = 1000  # resamples of the asymmetry's bootstrap intervals (over test images)
@@ -54,8 +54,9 @@ class CLTConfig:
 class FrontierConfig:
     ks: list[int] = field(default_factory=lambda: [4, 8, 16, 32, 64])  # TopK variants
     sparsities: list[float] = field(default_factory=lambda: [0.0003, 0.001, 0.003, 0.01, 0.03])  # JumpReLU λ
-    activations: list[str] = field(default_factory=lambda: ["relu_topk", "abs_topk", "jumprelu"])
-    epochs: int = 2
+    activations: list[str] = field(default_factory=lambda: ["relu_topk", "abs_topk", "jumprelu"])  # CLT variants
+    # swept: TopK ones over `ks`, JumpReLU over `sparsities`
+    epochs: int = 2  # per sweep point (a point is a full CLT training)
     max_images: int | None = 9000  # training images per point (each point's test scoring costs as much as its training)
     baselines: dict[str, list[str]] = field(default_factory=lambda: {"transcoder": ["relu_topk"],
                                                                       "sae": ["relu_topk"]})  # per-layer models

@@ -17,6 +17,17 @@ SECTIONS = ("device", "workers", "storage", "data", "backbones", "extract", "hea
             "clt", "clt_frontier")
 
 
+@dataclasses.dataclass(frozen=True)
+class RunConfig:
+    """params.yaml's top-level keys that are not sections of a stage: where and how wide a run computes."""
+
+    device: str = "auto"  # auto = CUDA when present, else CPU; or cpu, cuda, cuda:<index>
+    workers: str | int = "auto"  # processes for a stage's independent runs, one torch thread each (the same bits
+    # for any value); auto = one per core, 1 on CUDA. Not a stage param: changing it reruns nothing
+    storage: dict = dataclasses.field(default_factory=dict)  # fsspec options per protocol for stores on object
+    # storage, e.g. {s3: {endpoint_url: http://127.0.0.1:9000}}; never secrets (laya.storage.location)
+
+
 class ConfigError(ValueError):
     """A user-facing configuration or input error: says what is wrong, what was expected, and the fix."""
 

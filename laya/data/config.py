@@ -17,11 +17,11 @@ def dataset_title(name: str) -> str:
 
 @dataclass(frozen=True)
 class DataConfig:
-    name: str = "fashion_mnist"
+    name: str = "fashion_mnist"  # fashion_mnist | cifar10 | imagefolder
     root: str | None = None  # folder with the raw files; null = Debian's package path, then a download
     download: bool = True  # fashion_mnist: fetch from the official location when not found locally
     val_fraction: float = 0.1  # of the official training set, stratified and seeded
-    seed: int = 0
+    seed: int = 0  # the validation split's draw
     subset: int | None = None  # cap every split at this many samples (smoke runs); null = all
     image_size: list[int] | None = None  # [H, W] resize for cifar10/imagefolder; null = native size
     channels: int = 3  # imagefolder: 3 = RGB, 1 = grayscale

@@ -25,7 +25,8 @@ class SanityConfig:
     """params `evaluate.sanity`: the stage sanity@<name> (laya.sanity): model and data randomisation."""
 
     heads: list[str] = field(default_factory=lambda: list(SANITY_HEADS))  # heads checked (absent ones skipped)
-    methods: list[str] = field(default_factory=lambda: ["intrinsic", "ig", "grad_x_act", "saliency", "loo"])
+    methods: list[str] = field(default_factory=lambda: ["intrinsic", "ig", "grad_x_act", "saliency", "loo"])  # checked
+    # for each head (random is left out: it draws the same numbers for any weights)
     max_samples: int = 500  # first test inputs whose attributions are compared
     label_epochs: int = 5  # epochs of the head trained on permuted training labels (no early stopping)
     seed: int = 0  # re-initialisation and label permutation
@@ -59,7 +60,7 @@ class EvaluateConfig:
     seeds: list[int] = field(default_factory=lambda: [0, 1, 2])  # trained seeds evaluated; metrics are
     # means (and stds) over them; explanations, depth patterns and figures come from the first
     max_samples: int | None = None  # test samples evaluated; null = the whole test split
-    batch_size: int = 1000
+    batch_size: int = 1000  # test inputs per attribution batch
     explain_n: int = 100  # WIA-AI-009 explanations written for the first explain_n test inputs
     confidence: list[float] = field(default_factory=lambda: [0.6, 0.9])  # low < 0.6 ≤ medium < 0.9 ≤ high
     sanity: dict = field(default_factory=dict)  # SanityConfig keys (stage sanity@<name>)

@@ -21,7 +21,7 @@ class LAYAConfig:
     d_star: int = 96  # shared width d*
     tau: float = 1.5  # softmax temperature τ
     psi: str = "identity"  # ψ: identity | mlp (a 2-layer GELU MLP shared by all layers)
-    scorer_hidden: int = 192
+    scorer_hidden: int = 192  # hidden width of the scorer MLP that scores each layer
 
     def validate(self, key: str) -> None:
         require(self.d_star > 0, f"{key}.d_star", self.d_star, "a positive integer")

@@ -25,9 +25,9 @@ def aligned_rows(name: str, evaluation: EvaluateRecord, accuracy: dict[str, Over
             if method in ("random", "loo"):
                 continue
             rows.append([name, head, mean_std(accuracy.get(head)), method,
-                         mean_std(evaluation.score("faithfulness", head, method), 3),
-                         mean_std(evaluation.score("deletion_at_1", head, method), 3),
-                         mean_std(cross and cross.score("faithfulness", head, method), 3)])
+                         mean_std(evaluation.score("faithfulness", head, method), 3, evaluation.seeds),
+                         mean_std(evaluation.score("deletion_at_1", head, method), 3, evaluation.seeds),
+                         mean_std(cross and cross.score("faithfulness", head, method), 3, evaluation.seeds)])
     return rows
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from laya.records.depth import RANDOM, DepthRecord
+from laya.records.depth import RANDOM
 from laya.report.document import Block, Table
 from laya.report.inputs import ReportInputs
 
@@ -53,13 +53,3 @@ def depth_tables(inputs: ReportInputs) -> list[Block]:
                    "FLOPs@tol"], pruning),
             EXIT_TEXT, Table(["backbone", "rule", "area", "FLOPs@tol", "all layers"], exits)]
 
-
-def depth_headline(depth: DepthRecord) -> dict:
-    """reports/metrics/<name>.json's `prune.<ranking>` (test accuracy with the least important layer removed;
-    random: mean of the orders) and `exit.<rule>` (area under accuracy vs FLOPs)."""
-    prune = {r: points[1].test_accuracy for r, points in depth.pruning.curves.items()
-             if not r.startswith(RANDOM) and len(points) > 1}
-    randoms = depth.pruning.random_mean()
-    if len(randoms) > 1:
-        prune[RANDOM] = round(randoms[1], 6)
-    return {"prune": prune, "exit": {rule: found.area for rule, found in depth.early_exit.rules.items()}}

@@ -3,7 +3,6 @@ beside the maximum-softmax-probability baseline?"""
 
 from __future__ import annotations
 
-from laya.records.evaluate import FailureDetection
 from laya.report.document import Block, Table
 from laya.report.inputs import ReportInputs
 
@@ -16,8 +15,10 @@ FAILURE_TEXT = (
     "split. Mean ± sample std over the evaluated seeds; Δ = AUROC(MSP + α) − AUROC(MSP).")
 
 
-def _cell(mean: float | None, std: float | None) -> str:
-    return "—" if mean is None else f"{mean:.4f} ± {std or 0:.4f}"
+def _cell(mean: float | None, std: float | None, seeds: int) -> str:
+    if mean is None:
+        return "—"
+    return f"{mean:.4f}" if seeds == 1 else f"{mean:.4f} ± {std or 0:.4f}"
 
 
 def failure_table(inputs: ReportInputs) -> list[Block]:
@@ -30,8 +31,8 @@ def failure_table(inputs: ReportInputs) -> list[Block]:
         both, msp = f.detector("msp_alpha").auroc, f.detector("msp").auroc
         gain = both - msp if both is not None and msp is not None else None
         rows.append([name, f.head, f"{f.test_errors:.0f}",
-                     *(_cell(f.detector(d).auroc, s.detector(d).auroc) for d in DETECTORS),
-                     *(_cell(f.detector(d).aupr, s.detector(d).aupr) for d in DETECTORS),
+                     *(_cell(f.detector(d).auroc, s.detector(d).auroc, e.seeds) for d in DETECTORS),
+                     *(_cell(f.detector(d).aupr, s.detector(d).aupr, e.seeds) for d in DETECTORS),
                      "—" if gain is None else f"{gain:+.4f}"])
     if not rows:
         return []
@@ -39,8 +40,3 @@ def failure_table(inputs: ReportInputs) -> list[Block]:
             Table(["backbone", "head", "test errors", *(f"AUROC {v}" for v in DETECTORS.values()),
                    *(f"AUPR {v}" for v in DETECTORS.values()), "Δ AUROC"], rows)]
 
-
-def failure_headline(found: FailureDetection) -> dict:
-    """reports/metrics/<name>.json's `fail.auroc.<detector>`: the test-split means over the seeds (AUPR stays in
-    the detail file: the headline is a few dozen numbers)."""
-    return {"fail": {"auroc": {d: found.detector(d).auroc for d in DETECTORS}}}

@@ -1,51 +1,73 @@
-"""The headline metrics: a few dozen numbers per backbone that `dvc exp show` and `dvc metrics diff` show by
-default. Per-seed and per-layer detail stays in the stages' files under reports/details/ (not DVC metrics).
-Keys are short so that a few `dvc exp show` columns fit a terminal: acc = test accuracy, faith = faithfulness
-(Spearman of the attribution with the LOO effects), del1 = Deletion@1, fail = error detection
-(laya.evaluate.failure), where = the spatial maps' deletion check (laya.spatial)."""
+"""The headline metrics (reports/metrics/<backbone>.json, clt.json): the same few keys in every backbone's file, so
+`dvc metrics show` prints one row per backbone and `dvc exp show` / `dvc metrics diff` one column per question.
+Everything else — every head, method, seed and layer — is in the stages' detail files under reports/details/ and
+in the results pages."""
 
 from __future__ import annotations
 
-from laya.report.depth import depth_headline
-from laya.report.failure import failure_headline
 from laya.report.inputs import ReportInputs
-from laya.report.spatial import spatial_headline
 
-GROUPS = {"faithfulness": "faith", "deletion_at_1": "del1"}  # EvaluateRecord's field → headline key
+HEAD = "laya"  # the head the headline is about: α is its layer attribution
+LAST = "last"  # its baseline
+INTRINSIC, IG = "intrinsic", "ig"  # evaluate's method names for α and Integrated Gradients
+ALPHA = "alpha"  # α's name among the error detectors, the pruning rankings, the exit rules and the spatial maps
+KEYS = {  # headline key → what it is (docs/reference/metrics.md is generated from this)
+    "acc.backbone": "the backbone's own test accuracy",
+    "acc.laya": "the LAYA head's test accuracy (mean over train.seeds)",
+    "acc.last": "the LastLayer head's test accuracy: the last layer alone, the baseline LAYA's mixing must beat",
+    "faith.alpha": "faithfulness of α: mean Spearman(α, leave-one-layer-out effect) over the test inputs",
+    "faith.ig": "faithfulness of Integrated Gradients on the same head (the post-hoc reference)",
+    "del1.alpha": "Deletion@1 of α: mean drop of p(predicted class) when α's top layer is ablated",
+    "fail.alpha": "AUROC of α alone at telling wrong test predictions from right ones (0.5 = chance)",
+    "prune.alpha": "test accuracy with the layer α ranks least important removed (depth@<name>)",
+    "exit.alpha": "area under accuracy vs backbone FLOPs of α-guided early exit (depth@<name>)",
+    "where.alpha": "mean drop of p(predicted class) when the α-weighted map's top pixels are deleted (CNN, ViT)",
+}
+CLT_KEYS = {
+    "clt.r2": "explained variance of the ViT's MLP outputs (CLS tokens), averaged over the blocks",
+    "clt.acc": "the ViT's test accuracy with its CLS MLP outputs taken from the transcoder",
+}
 
 
 def backbone_headline(inputs: ReportInputs, name: str) -> dict:
-    """reports/metrics/<name>.json: <name>.{backbone_acc, acc.<head>, faith.<head>.<method>,
-    del1.<head>.<method>, fail.auroc.<detector>, where.drop.<map>, prune.<ranking>, exit.<rule>} — test-split
-    means over the seeds (prune, exit, where: one seed). The backbone's name leads every key, so each
-    `dvc exp show` column says which backbone it is about."""
+    """reports/metrics/<name>.json: the keys of KEYS that apply to backbone `name` (a stage that did not run, a
+    head not trained or a method not evaluated leaves its key out: `dvc metrics show` prints `-`)."""
+    found: dict[str, float | None] = {"acc.backbone": inputs.backbone(name).test_accuracy}
     train = inputs.train(name).accuracy
-    heads = [*(h for h in inputs.heads if h in train), *(h for h in train if h not in inputs.heads)]
-    out: dict = {"backbone_acc": inputs.backbone(name).test_accuracy, "acc": {h: train[h].mean for h in heads}}
+    for head in (HEAD, LAST):
+        if head in train:
+            found[f"acc.{head}"] = train[head].mean
     evaluation = inputs.evaluate(name)
     if evaluation is not None:
-        for group, key in GROUPS.items():
-            out[key] = getattr(evaluation, group)
+        for key, group, method in (("faith.alpha", "faithfulness", INTRINSIC), ("faith.ig", "faithfulness", IG),
+                                   ("del1.alpha", "deletion_at_1", INTRINSIC)):
+            score = evaluation.score(group, HEAD, method)
+            found[key] = None if score is None else score.mean
         if evaluation.failure_detection is not None:
-            out.update(failure_headline(evaluation.failure_detection))
+            found["fail.alpha"] = evaluation.failure_detection.detector(ALPHA).auroc
         if evaluation.spatial is not None:
-            out.update(spatial_headline(evaluation.spatial))
+            found["where.alpha"] = evaluation.spatial.drop.get(ALPHA)
     depth = inputs.depth(name)
     if depth is not None:
-        out.update(depth_headline(depth))
-    return {name: out}
+        points = depth.pruning.curves.get(ALPHA, [])
+        found["prune.alpha"] = points[1].test_accuracy if len(points) > 1 else None
+        rule = depth.early_exit.rules.get(ALPHA)
+        found["exit.alpha"] = None if rule is None else rule.area
+    return _nested({key: round(value, 6) for key, value in found.items() if value is not None})
 
 
 def clt_headline(inputs: ReportInputs) -> dict | None:
-    """reports/metrics/clt.json: clt.{r2, l0}.{cls, patch} and the ViT's test accuracy with its MLP outputs
-    taken from the CLT (clt.acc.{original, cls, patch}: none, the CLS tokens', every patch token's) and the mean
-    off-diagonal share per token type (clt.offdiag.{cls, patch}: laya.clt.asymmetry)."""
+    """reports/metrics/clt.json: CLT_KEYS (the per-token-type numbers are in reports/details/clt.json)."""
     m = inputs.clt()
     if m is None:
         return None
-    kinds = {"cls": m.cls, "patch": m.patch}
-    r = m.replacement
-    return {"clt": {"r2": {k: round(s.r2, 6) for k, s in kinds.items()},
-                    "l0": {k: round(s.l0, 3) for k, s in kinds.items()},
-                    "acc": {"original": r.original, "cls": r.cls, "patch": r.patch},
-                    "offdiag": {"cls": m.asymmetry.cls.mean, "patch": m.asymmetry.patch.mean}}}
+    return _nested({"clt.r2": round(m.cls.r2, 6), "clt.acc": round(m.replacement.cls, 6)})
+
+
+def _nested(flat: dict[str, float]) -> dict:
+    """{"a.b": v} → {"a": {"b": v}} (DVC flattens it back to a.b)."""
+    out: dict = {}
+    for key, value in flat.items():
+        group, _, leaf = key.partition(".")
+        out.setdefault(group, {})[leaf] = value
+    return out

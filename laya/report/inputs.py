@@ -33,8 +33,14 @@ class ReportInputs:
     pairs: list[tuple[str, str]] = field(default_factory=list)  # params evaluate.methods as (method, head)
     entries: dict[str, BackboneConfig] = field(default_factory=dict)  # params backbones.<name>.backbone
 
+    classes: int | None = None  # the dataset's class count (chance is 1/classes); None = not known
+
     def arch(self, name: str) -> str:
-        return self.entries[name].arch if name in self.entries else name
+        """mlp | cnn | vit, or timm:<model name>: two timm backbones are told apart."""
+        if name not in self.entries:
+            return name
+        entry = self.entries[name]
+        return f"timm:{entry.model.get('name')}" if entry.arch == "timm" else entry.arch
 
     def protocol(self, name: str) -> str:
         return self.entries.get(name, BackboneConfig()).protocol

@@ -13,7 +13,19 @@ PROTOCOL_TEXT = (
     "`joint` — backbone and LAYA trained end to end (the LAYA paper's; the co-trained head is `laya_joint`, the "
     "other heads train on the frozen cache of that same backbone, one backbone per seed); `transfer` — the "
     "backbone trained on other classes (`pretrain_classes`), frozen, every head trained and scored on the "
-    "remaining classes only (chance is 1/5 there, 1/10 elsewhere). Mean ± sample std over the seeds shown.")
+    "remaining classes only.")
+
+
+def chance_text(inputs: ReportInputs) -> str:
+    """What guessing scores, from the data's class count: 1/k, and 1/(k − pretrained) for each transfer entry."""
+    if inputs.classes is None:
+        return ""
+    levels = {f"1/{inputs.classes}": "frozen and joint entries"}
+    for name in inputs.backbones:
+        classes = inputs.entries[name].pretrain_classes if name in inputs.entries else None
+        if inputs.protocol(name) == "transfer" and classes:
+            levels.setdefault(f"1/{inputs.classes - len(classes)}", f"`{name}`")
+    return "Chance accuracy: " + "; ".join(f"{level} for {who}" for level, who in levels.items()) + "."
 
 
 def _entries(inputs: ReportInputs) -> list[tuple[str, str, str]]:
@@ -36,8 +48,8 @@ def protocol_accuracy_table(inputs: ReportInputs) -> list[Block]:
         own = f"{card.test_accuracy:.4f}" + (f" ± {card.test_accuracy_std:.4f}"
                                               if card.test_accuracy_std is not None else "")
         seeds = max(len(a.seeds) for a in trains[name].values())
-        rows.append([arch, protocol, name, str(seeds), own, *(mean_std(trains[name].get(h)) for h in heads)])
-    return [Table(["arch", "protocol", "entry", "seeds", "backbone (own classifier)", *heads], rows)]
+        rows.append([name, arch, protocol, str(seeds), own, *(mean_std(trains[name].get(h)) for h in heads)])
+    return [Table(["backbone", "arch", "protocol", "seeds", "backbone (own classifier)", *heads], rows)]
 
 
 def protocol_attribution_table(inputs: ReportInputs) -> list[Block]:
@@ -49,11 +61,11 @@ def protocol_attribution_table(inputs: ReportInputs) -> list[Block]:
             continue
         found = e.pairs()
         for method, head in dict.fromkeys([p for p in inputs.pairs if p in found] + found):
-            rows.append([arch, protocol, head, method,
-                         *(mean_std(e.score(g, head, method), 3) for g in ("faithfulness", "deletion_at_1"))])
+            rows.append([name, arch, protocol, head, method,
+                         *(mean_std(e.score(g, head, method), 3, e.seeds) for g in ("faithfulness", "deletion_at_1"))])
     if not rows:
         return ["(no evaluate metrics yet: run `dvc repro`)"]
-    return [Table(["arch", "protocol", "head", "method", "faithfulness", "Deletion@1"], rows)]
+    return [Table(["backbone", "arch", "protocol", "head", "method", "faithfulness", "Deletion@1"], rows)]
 
 
 def comparison_lines(inputs: ReportInputs) -> list[Block]:
@@ -75,5 +87,6 @@ def comparison_lines(inputs: ReportInputs) -> list[Block]:
 
 
 def protocol_blocks(inputs: ReportInputs) -> list[Block]:
-    return [PROTOCOL_TEXT, *protocol_accuracy_table(inputs), *comparison_lines(inputs),
+    return [" ".join(filter(None, [PROTOCOL_TEXT, chance_text(inputs)])), *protocol_accuracy_table(inputs),
+            *comparison_lines(inputs),
             "Faithfulness and Deletion@1 of every method, by protocol:", *protocol_attribution_table(inputs)]

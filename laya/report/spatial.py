@@ -3,7 +3,6 @@ ranks highest drop the prediction more than deleting random cells, or than the s
 
 from __future__ import annotations
 
-from laya.records.evaluate import SpatialScores
 from laya.report.document import Block, Table
 from laya.report.inputs import ReportInputs
 
@@ -36,7 +35,3 @@ def spatial_table(inputs: ReportInputs) -> list[Block]:
             Table(["backbone", "maps", "inputs", "pixels deleted", *(f"drop {v}" for v in SCORES.values()),
                    *(f"beats random: {v}" for k, v in SCORES.items() if k != "random")], rows)]
 
-
-def spatial_headline(found: SpatialScores) -> dict:
-    """reports/metrics/<name>.json's `where.drop.<map>`: mean drop of p_c when each map's top pixels are deleted."""
-    return {"where": {"drop": {k: found.drop[k] for k in ("alpha", "last", "random")}}}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from laya.records.clt import SweepPoint
 from laya.records.evaluate import Score
 from laya.records.train import OverSeeds
@@ -9,9 +11,19 @@ from laya.report.document import Block, Table
 from laya.report.inputs import ReportInputs
 
 
-def mean_std(stats: OverSeeds | Score | None, digits: int = 4) -> str:
-    """'0.9014 ± 0.0007' from a number over seeds; '—' when there is none."""
-    return "—" if stats is None else f"{stats.mean:.{digits}f} ± {stats.std:.{digits}f}"
+def mean_std(stats: OverSeeds | Score | None, digits: int = 4, seeds: int | None = None) -> str:
+    """'0.9014 ± 0.0007' from a number over seeds ('0.9014' from one seed: a std of one value says nothing); '—'
+    when there is none. `seeds`: how many seeds a Score is over (an OverSeeds knows its own)."""
+    if stats is None:
+        return "—"
+    count = len(stats.seeds) if isinstance(stats, OverSeeds) else seeds
+    spread = "" if count == 1 else f" ± {stats.std:.{digits}f}"
+    return f"{stats.mean:.{digits}f}{spread}"
+
+
+def depth_order(name: str) -> tuple:
+    """Sort key that puts layers in depth order: blocks.2 before blocks.10 (text order would not)."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name))
 
 
 def backbone_table(inputs: ReportInputs) -> list[Block]:
@@ -31,11 +43,12 @@ def accuracy_table(inputs: ReportInputs) -> list[Block]:
     seeds = max(len(a.seeds) for m in metrics.values() for a in m.accuracy.values())
     rows = []
     for head in heads:
-        acc = [mean_std(m.accuracy.get(head)) for m in metrics.values()]
+        acc = [mean_std(m.accuracy.get(head)) for m in metrics.values()]  # one seed: no ±
         f1 = [f"{m.macro_f1[head].mean:.4f}" if head in m.macro_f1 else "—" for m in metrics.values()]
         rows.append([head, *acc, *f1])
     return [Table(["head", *metrics, *(f"macro-F1 {b}" for b in metrics)], rows),
-            f"Test accuracy, mean ± sample std over {seeds} seeds; macro-F1 mean."]
+            f"Test accuracy, mean ± sample std over {seeds} seeds; macro-F1 mean." if seeds > 1 else
+            "Test accuracy of one seed; macro-F1."]
 
 
 def attribution_tables(inputs: ReportInputs) -> list[Block]:
@@ -54,13 +67,14 @@ def attribution_tables(inputs: ReportInputs) -> list[Block]:
                 cells += ["—"] * 3
                 continue
             undefined = e.faithfulness_undefined[head][method]
-            cells += [f"{faith.mean:.3f} ± {faith.std:.3f}" + (f" ({undefined} undef.)" if undefined else ""),
-                      f"{deletion.mean:.3f} ± {deletion.std:.3f}", f"{e.deletion_auc[head][method]:.4f}"]
+            cells += [mean_std(faith, 3, e.seeds) + (f" ({undefined} undef.)" if undefined else ""),
+                      mean_std(deletion, 3, e.seeds), f"{e.deletion_auc[head][method]:.4f}"]
         rows.append([head, method, *cells])
     header = ["head", "method", *(f"{b} {col}" for b in found for col in ("faithfulness", "Deletion@1", "del. AUC"))]
     heads = list(dict.fromkeys(h for e in found.values() for h in e.accuracy))
     depth = max(len(layers) for e in found.values() for layers in e.ablated_accuracy.values())
-    ablated = [[b, h, f"{e.accuracy[h]:.4f}", *(f"{v:.4f} ({k})" for k, v in e.ablated_accuracy[h].items())]
+    ablated = [[b, h, f"{e.accuracy[h]:.4f}", *(f"{e.ablated_accuracy[h][k]:.4f} ({k})"
+                                                 for k in sorted(e.ablated_accuracy[h], key=depth_order))]
                for b, e in found.items() for h in heads if h in e.accuracy]
     return [Table(header, rows), "Accuracy with one layer ablated (intact accuracy first):",
             Table(["backbone", "head", "intact", *(f"without layer {i}" for i in range(depth))], ablated)]
@@ -81,7 +95,7 @@ def clt_tables(inputs: ReportInputs) -> list[Block]:
                   [["", f"{r.original:.4f}", f"{r.cls:.4f}", f"{r.patch:.4f}", f"{r.patch_from_layer:.4f}",
                     f"{r.cls_without_top_source:.4f} ({change})"]]),
             "CLS replaced, keeping only the top-k source layers per block: "
-            + ", ".join(f"k={k} {v:.4f}" for k, v in r.cls_top_sources.items()) + ".",
+            + ", ".join(f"k={k} {r.cls_top_sources[k]:.4f}" for k in sorted(r.cls_top_sources, key=depth_order)) + ".",
             *asymmetry_table(inputs)]
 
 

@@ -13,8 +13,9 @@ from laya.heads import CACHE_HEADS, JOINT_HEAD, parse_config
 class HeadsConfig:
     """params `heads`: which heads, on which layers, and each head's typed Config (sections `heads.<name>`)."""
 
-    names: list[str] = field(default_factory=lambda: ["last", "concat", "scalarmix", "laya"])
-    layers: list[int] | None = None  # indices into the store's layers (negative from the end); None = all
+    names: list[str] = field(default_factory=lambda: ["last", "concat", "scalarmix", "laya"])  # trained for every
+    # backbone (an entry's own heads are added to these)
+    layers: list[int] | None = None  # indices into the store's layers (negative from the end); null = all
     configs: dict[str, Any] = field(default_factory=dict)  # head name → its Config; absent = the Config defaults
 
     @classmethod
@@ -68,14 +69,14 @@ def _check_names(names: list[str], key: str) -> None:
 
 @dataclass(frozen=True)
 class TrainConfig:
-    seeds: list[int] = field(default_factory=lambda: [0, 1, 2])
+    seeds: list[int] = field(default_factory=lambda: [0, 1, 2])  # one head per seed; metrics are means over them
     epochs: int = 40  # upper bound; early stopping on val accuracy usually ends sooner
     patience: int = 5  # epochs without a better val accuracy before stopping (best weights are kept)
-    batch_size: int = 256
-    lr: float = 3e-4
-    weight_decay: float = 0.0
+    batch_size: int = 256  # cached samples per step
+    lr: float = 3e-4  # Adam's learning rate
+    weight_decay: float = 0.0  # Adam's weight decay (L2)
     input_dropout: float = 0.2  # training only: dropout on the layer activations the head reads
-    label_smoothing: float = 0.0
+    label_smoothing: float = 0.0  # cross-entropy label smoothing; 0 = off
     mixup: float = 0.0  # Beta(a, a) mixup of pairs of samples' activations and labels; 0 = off
     ema: float = 0.0  # decay of the weights' exponential moving average, which is validated and kept; 0 = off
     window_blocks: int = 4  # read blocks shuffled together: larger mixes better, costs memory

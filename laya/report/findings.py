@@ -1,0 +1,118 @@
+"""What you can trust α for: a few sentences derived from the numbers of this run, never written by hand.
+
+They lead reports/index.html, docs/results/index.md and the README's findings block (between FINDINGS_START and
+FINDINGS_END), so every number a reader meets first is the run's own. A finding whose stages have not run is left
+out."""
+
+from __future__ import annotations
+
+from laya.report.document import Block, Heading
+from laya.report.inputs import ReportInputs
+
+FINDINGS_START = "<!-- findings: written by `dvc repro report` (laya.report.findings); do not edit -->"
+FINDINGS_END = "<!-- /findings -->"
+HEAD, LAST = "laya", "last"
+TRUSTED_RHO = 0.9  # a sanity ρ at or above this: the attribution did not change
+
+
+def findings(inputs: ReportInputs) -> list[str]:
+    """Markdown sentences, one per question: accuracy, ranking layers, evidence for a class, telling errors."""
+    found = [_accuracy(inputs), _ranking(inputs), _class_evidence(inputs), _errors(inputs)]
+    return [line for line in found if line]
+
+
+def _span(values: dict[str, float], digits: int = 3) -> str:
+    low, high = min(values.values()), max(values.values())
+    return f"{low:.{digits}f}" if round(low, digits) == round(high, digits) else f"{low:.{digits}f}–{high:.{digits}f}"
+
+
+def _accuracy(inputs: ReportInputs) -> str:
+    gains = {}
+    for name in inputs.backbones:
+        accuracy = inputs.train(name).accuracy
+        if HEAD in accuracy and LAST in accuracy:
+            gains[name] = 100 * (accuracy[HEAD].mean - accuracy[LAST].mean)
+    if not gains:
+        return ""
+    best = max(gains, key=gains.get)
+    return (f"**Accuracy.** Mixing every layer with α (LAYA) against the last layer alone (LastLayer): "
+            f"{_signed(gains)} percentage points of test accuracy; the largest gain is on `{best}` "
+            f"({gains[best]:+.2f} pp).")
+
+
+def _signed(gains: dict[str, float]) -> str:
+    return ", ".join(f"`{name}` {gain:+.2f}" for name, gain in gains.items())
+
+
+def _ranking(inputs: ReportInputs) -> str:
+    alpha, ig = {}, {}
+    for name in inputs.backbones:
+        e = inputs.evaluate(name)
+        a, g = (e.score("faithfulness", HEAD, m) if e else None for m in ("intrinsic", "ig"))
+        if a is not None and g is not None:
+            alpha[name], ig[name] = a.mean, g.mean
+    if not alpha:
+        return ""
+    behind = [n for n in alpha if alpha[n] < ig[n]]
+    verdict = (f"α ranks layers less faithfully than Integrated Gradients on {len(behind)} of {len(alpha)} "
+               f"backbones" if behind else f"α ranks layers at least as faithfully as Integrated Gradients on all "
+                                           f"{len(alpha)} backbones")
+    return (f"**Ranking layers.** {verdict}: faithfulness (Spearman with the leave-one-layer-out effects; 1 = "
+            f"the effects' own order, 0 = random) of α {_span(alpha)}, of IG {_span(ig)}. Use α as a cheap first "
+            f"look at which layers a prediction leans on; confirm with IG or the ablation itself.")
+
+
+def _class_evidence(inputs: ReportInputs) -> str:
+    rho = {}
+    for name in inputs.backbones:
+        s = inputs.sanity(name)
+        if s is not None and HEAD in s.heads and "intrinsic" in s.heads[HEAD].model_randomisation:
+            rho[name] = s.heads[HEAD].model_randomisation["intrinsic"]["classifier"]
+    if not rho:
+        return ""
+    unchanged = [n for n, value in rho.items() if value >= TRUSTED_RHO]
+    if unchanged:
+        return (f"**Evidence for a class.** With the classifier re-initialised, α stays the same on "
+                f"{len(unchanged)} of {len(rho)} backbones (Spearman to the trained α {_span(rho)}): α says which "
+                f"layers the head mixes, not which layers carry the evidence for the predicted class.")
+    return (f"**Evidence for a class.** α changes when the classifier is re-initialised on every backbone "
+            f"(Spearman to the trained α {_span(rho)}).")
+
+
+def _errors(inputs: ReportInputs) -> str:
+    alone, gain = {}, {}
+    for name in inputs.backbones:
+        e = inputs.evaluate(name)
+        f = e.failure_detection if e else None
+        if f is None or f.detector("alpha").auroc is None:
+            continue
+        alone[name] = f.detector("alpha").auroc
+        both, msp = f.detector("msp_alpha").auroc, f.detector("msp").auroc
+        if both is not None and msp is not None:
+            gain[name] = both - msp
+    if not alone:
+        return ""
+    added = (f"; added to the softmax confidence it changes the AUROC by {min(gain.values()):+.4f} to "
+             f"{max(gain.values()):+.4f}" if gain else "")
+    return (f"**Telling errors.** α alone tells wrong predictions from right ones with an AUROC of {_span(alone)} "
+            f"(0.5 = chance){added}.")
+
+
+def findings_blocks(inputs: ReportInputs) -> list[Block]:
+    """The report's opening section (a heading, then one paragraph per finding)."""
+    lines = findings(inputs)
+    return [Heading(2, "What you can trust α for"), *lines] if lines else []
+
+
+def findings_markdown(inputs: ReportInputs) -> str:
+    """The findings as a Markdown list."""
+    return "\n".join(f"- {line}" for line in findings(inputs)) + "\n"
+
+
+def replace_findings(text: str, block: str, where: str) -> str:
+    """`text` with the part between FINDINGS_START and FINDINGS_END replaced by `block`."""
+    start, end = text.find(FINDINGS_START), text.find(FINDINGS_END)
+    if start < 0 or end < start:
+        raise ValueError(f"{where}: no findings block; add the lines {FINDINGS_START!r} and {FINDINGS_END!r} where "
+                         f"the report should write its findings.")
+    return text[:start + len(FINDINGS_START)] + "\n" + block + text[end:]
