@@ -14,12 +14,10 @@ The DVC outputs are replaced together or not at all.
 
 from pathlib import Path
 
-from laya.backbones.config import entry
 from laya.core.cli import parser, run
-from laya.core.config import section
 from laya.core.io import atomic_path, staged, write_json
 from laya.core.params import load_params
-from laya.data import PreparedData, dataset_title
+from laya.data import PreparedData
 from laya.report import (
     ReportInputs,
     backbone_headline,
@@ -45,15 +43,9 @@ def main() -> None:
     p.add_argument("--html", required=True, help="self-contained HTML report to write")
     p.add_argument("--readme", help="a README whose findings block is rewritten (absent: none)")
     args = p.parse_args()
-    params = load_params(args.params)
-    methods = section(params, "evaluate").get("methods") or {}  # validated by the check stage; order only
-    inputs = ReportInputs(dataset_title(section(params, "data").get("name", "fashion_mnist")),
-                          list(section(params, "backbones")),
-                          Path(args.details), Path(args.curves), Path(args.figures),
-                          list(section(params, "heads").get("names") or []),
-                          [(method, head) for method, heads in methods.items() for head in heads],
-                          {name: entry(params, name).backbone for name in section(params, "backbones")},
-                          classes=len(PreparedData(args.data).classes))
+    params = load_params(args.params)  # validated by the check stage
+    inputs = ReportInputs.from_params(params, args.details, args.curves, args.figures,
+                                      classes=len(PreparedData(args.data).classes))
     blocks = report_blocks(inputs)
     readme = Path(args.readme) if args.readme else None
     readme_text = (replace_findings(readme.read_text(), findings_markdown(inputs), str(readme))  # fails first

@@ -10,7 +10,6 @@ import pytest
 import yaml
 
 from conftest import REPO
-from laya.backbones.config import entry
 from laya.check import check_params
 from laya.core.params import load_params
 from laya.data.fashion_mnist import CLASSES
@@ -77,12 +76,8 @@ def test_the_params_reference_says_what_every_key_does_and_who_reads_it():
 
 
 def _inputs() -> ReportInputs:
-    backbones = list(PARAMS["backbones"])
-    methods = PARAMS["evaluate"]["methods"]
-    return ReportInputs("Fashion-MNIST", backbones, REPO / "reports" / "details", REPO / "reports" / "curves",
-                        REPO / "reports" / "figures", PARAMS["heads"]["names"],
-                        [(m, h) for m, heads in methods.items() for h in heads],
-                        {name: entry(PARAMS, name).backbone for name in backbones}, classes=len(CLASSES))
+    root = REPO / "reports"
+    return ReportInputs.from_params(PARAMS, root / "details", root / "curves", root / "figures", len(CLASSES))
 
 
 def test_the_readme_findings_are_the_reports_own():

@@ -16,6 +16,7 @@ from laya.core.io import read_json
 from laya.data import PreparedData
 from laya.data.fashion_mnist import DEBIAN_ROOT
 from laya.evaluate.explain import validate
+from laya.report import ReportInputs, findings_markdown, report_blocks, results_pages
 
 pytestmark = needs((DEBIAN_ROOT / "train-images-idx3-ubyte.gz").is_file(),
                    f"Debian's dataset-fashion-mnist under {DEBIAN_ROOT} (make setup installs it)")
@@ -31,11 +32,11 @@ NAMES = ("mlp", "vit", "mlp_joint", "vit_transfer")  # the smoke run's backbones
 # the ViT whose entry has clt_compare: true (CNNs: test_backbones, test_spatial)
 DEPTH = ("mlp",)  # the smoke run's entries with depth: true
 # the guide's `dvc exp show` recipes, run as written (after the experiment below)
-README_RECIPES = [line[2:] for line in (REPO / "docs" / "guide" / "experiments.md").read_text().splitlines()
+GUIDE_RECIPES = [line[2:] for line in (REPO / "docs" / "guide" / "experiments.md").read_text().splitlines()
                   if line.startswith("$ dvc exp show")]
 
 
-def _stagesrun_ok(log: str) -> set[str]:
+def _stages_run(log: str) -> set[str]:
     return {line.split("'")[1] for line in log.splitlines() if line.startswith("Running stage")}
 
 
@@ -198,23 +199,31 @@ def test_dvc_repro_smoke(tmp_path):
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     bad = subprocess.run(["dvc", "repro"], cwd=repo, env=env, capture_output=True, text=True)
     assert bad.returncode != 0 and "heads.laya.tau: expected a number, got 'abc'" in bad.stdout + bad.stderr, bad
-    assert _stagesrun_ok(bad.stdout) == {"check"}, bad.stdout
+    assert _stages_run(bad.stdout) == {"check"}, bad.stdout
     (repo / "params.yaml").write_text(good)
     assert _tree_digest(repo) == before
     healed = run_ok(["dvc", "repro"], repo, env)  # only the check's stamp was removed: nothing else reruns
-    assert _stagesrun_ok(healed) <= {"check"} and (repo / "data" / "params.ok").is_file(), healed
+    assert _stages_run(healed) <= {"check"} and (repo / "data" / "params.ok").is_file(), healed
 
     # an ablation reruns only the stages that read its key: the CLT's activation the two CLT stages and the
     # report, not the frontier, the heads or the caches (one small experiment keeps the smoke run short; which
     # stages read each params section is tests/test_dvc_yaml's, e.g. evaluate.* → evaluate, sanity and report)
+    report_before = (repo / "docs" / "results" / "report.md").read_text()
     exp = run_ok(["dvc", "exp", "run", "-S", "clt.activation=abs_topk"], repo, env)
     # (clt_compare@<name> of every entry reads `clt`; those with clt_compare: false only record that they did not run)
-    assert _stagesrun_ok(exp) == {"check", "clt", "report", *(f"clt_compare@{name}" for name in NAMES)}, exp
+    assert _stages_run(exp) == {"check", "clt", "report", *(f"clt_compare@{name}" for name in NAMES)}, exp
     diff = run_ok(["dvc", "metrics", "diff", "--targets", "reports/metrics/mlp.json", "reports/metrics/clt.json"],
                 repo, env)
     assert "clt.r2" in diff and "reports/metrics/mlp.json" not in diff and "seeds" not in diff, diff
-    assert len(README_RECIPES) >= 3
-    for recipe in README_RECIPES:  # the README's comparison commands, as printed there, fit 120 columns
+    # the numbers a reader meets follow the experiment: the results pages and the README's findings are the new
+    # records' own (the report stage rewrote them)
+    inputs = ReportInputs.from_params(yaml.safe_load((repo / "params.yaml").read_text()), repo / "reports" / "details",
+                                      repo / "reports" / "curves", repo / "reports" / "figures", len(prepared.classes))
+    pages = results_pages(inputs, report_blocks(inputs), repo / "docs" / "results")
+    assert {name: (repo / "docs" / "results" / name).read_text() for name in pages} == pages
+    assert pages["report.md"] != report_before and findings_markdown(inputs) in (repo / "README.md").read_text()
+    assert len(GUIDE_RECIPES) >= 3
+    for recipe in GUIDE_RECIPES:  # the guide's comparison commands, as printed there, fit 120 columns
         shown = run_ok(["bash", "-c", recipe], repo, {**env, "COLUMNS": "120"})
         lines = shown.splitlines()
         assert lines and max(map(len, lines)) <= 120 and "…" not in shown and "workspace" in shown, (recipe, shown)

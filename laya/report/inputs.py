@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from laya.backbones.config import BackboneConfig
+from laya.backbones.config import BackboneConfig, entry
+from laya.data.config import dataset_title
 from laya.records.backbone import BackboneRecord
 from laya.records.clt import CLTCompareRecord, CLTRecord, FrontierRecord
 from laya.records.depth import DepthRecord
@@ -34,6 +35,19 @@ class ReportInputs:
     entries: dict[str, BackboneConfig] = field(default_factory=dict)  # params backbones.<name>.backbone
 
     classes: int | None = None  # the dataset's class count (chance is 1/classes); None = not known
+
+    @classmethod
+    def from_params(cls, params: dict, details: Path, curves: Path | None = None, figures: Path | None = None,
+                    classes: int | None = None) -> ReportInputs:
+        """What the report reads of params.yaml: `data.name` (headings), `backbones` (which, in which order, and
+        their architecture and protocol), `heads.names` and `evaluate.methods` (row order)."""
+        backbones = params.get("backbones") or {}
+        methods = (params.get("evaluate") or {}).get("methods") or {}
+        return cls(dataset_title((params.get("data") or {}).get("name", "fashion_mnist")), list(backbones),
+                   Path(details), curves and Path(curves), figures and Path(figures),
+                   list((params.get("heads") or {}).get("names") or []),
+                   [(method, head) for method, heads in methods.items() for head in heads],
+                   {name: entry(params, name).backbone for name in backbones}, classes)
 
     def arch(self, name: str) -> str:
         """mlp | cnn | vit, or timm:<model name>: two timm backbones are told apart."""
