@@ -137,3 +137,12 @@ def test_plain_dvc_metrics_show_fits_200_columns():
     lines = shown.splitlines()
     assert len(lines) == len(PARAMS["backbones"]) + 2  # the header, a row per backbone, clt
     assert max(map(len, lines)) <= 200, shown
+
+
+def test_the_metrics_reference_says_what_every_headline_key_and_record_field_is():
+    from laya.reference.metrics import metrics_markdown, record_fields
+    from laya.report.inputs import RECORDS
+
+    assert {record.STAGE: [n for n in record.model_fields if not record_fields(record)[1].get(n)]
+            for record in RECORDS.values()} == {record.STAGE: [] for record in RECORDS.values()}
+    assert "| `faith.alpha` | `<backbone>.json` |" in metrics_markdown()

@@ -33,10 +33,10 @@ class BackboneRecord(Record):
 
     STAGE: ClassVar[str] = "backbone@<name>"
 
-    test_accuracy: float
-    val_accuracy: float
-    best_epoch: int
-    parameters: int
+    test_accuracy: float  # on the test split (of the entry's classes)
+    val_accuracy: float  # on the validation split
+    best_epoch: int  # the epoch whose weights were kept
+    parameters: int  # trainable and frozen
     protocol: str | None = None  # absent for frozen
     pretrain_classes: list[int] | None = None  # transfer
     test_accuracy_std: float | None = None  # joint

@@ -69,20 +69,20 @@ class ReplacedAccuracy(Part):
 class CLTRecord(Record):
     STAGE: ClassVar[str] = "clt"
 
-    backbone: str
-    cls: LayerTokenScores
-    patch: LayerTokenScores
-    replacement: ReplacedAccuracy
-    asymmetry: Asymmetry
+    backbone: str  # clt.backbone
+    cls: LayerTokenScores  # reconstruction of the CLS tokens
+    patch: LayerTokenScores  # of the patch tokens
+    replacement: ReplacedAccuracy  # the ViT's test accuracy with MLP outputs from the CLT
+    asymmetry: Asymmetry  # off-diagonal shares
 
 
 class CLTCompareRecord(Record):
     STAGE: ClassVar[str] = "clt_compare@<name>"
 
-    backbone: str
-    cls: TokenScores
-    patch: TokenScores
-    asymmetry: Asymmetry
+    backbone: str  # the entry
+    cls: TokenScores  # reconstruction of the CLS tokens
+    patch: TokenScores  # of the patch tokens
+    asymmetry: Asymmetry  # off-diagonal shares
 
 
 class SweepPoint(Part):
@@ -111,7 +111,7 @@ class FrontierRecord(Record):
     model_config = ConfigDict(extra="allow")
     __pydantic_extra__: dict[str, SweepPoint]
 
-    original_accuracy: float
+    original_accuracy: float  # the ViT's test accuracy, nothing replaced
 
     @property
     def points(self) -> dict[str, SweepPoint]:

@@ -63,11 +63,11 @@ class EarlyExit(Part):
 class DepthRecord(Record):
     STAGE: ClassVar[str] = "depth@<name>"
 
-    backbone: str
+    backbone: str  # the entry
     head: str  # the head kind retrained on layer subsets (depth.head)
-    seed: int
-    layers: list[str]
+    seed: int  # the trained seed whose α ranks the layers
+    layers: list[str]  # in depth order
     flops: list[int]  # per input, through each layer
-    tolerance: float
-    pruning: Pruning
-    early_exit: EarlyExit
+    tolerance: float  # depth.tolerance
+    pruning: Pruning  # layers removed by each ranking
+    early_exit: EarlyExit  # the early-exit rules

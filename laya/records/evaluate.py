@@ -43,10 +43,10 @@ class Score(Part):
 class PairScores(Part):
     """Faithfulness and Deletion@1 per (method, head) pair: means over the seeds and their sample stds."""
 
-    faithfulness: ByPair
-    faithfulness_std: ByPair
-    deletion_at_1: ByPair
-    deletion_at_1_std: ByPair
+    faithfulness: ByPair  # {head: {method: mean Spearman(attribution, LOO effect)}}
+    faithfulness_std: ByPair  # their sample std over the seeds
+    deletion_at_1: ByPair  # {head: {method: drop of p_c, top layer ablated}}
+    deletion_at_1_std: ByPair  # their sample std over the seeds
 
     def pairs(self) -> list[tuple[str, str]]:
         """Every (method, head) pair scored, in the file's order."""
@@ -88,12 +88,12 @@ class EvaluateRecord(PairScores, Record):
     STAGE: ClassVar[str] = "evaluate@<name>"
 
     faithfulness_undefined: dict[str, dict[str, int]]  # inputs whose Spearman is undefined (constant ranks)
-    deletion_auc: ByPair
+    deletion_auc: ByPair  # {head: {method: area under the deletion curve}}
     accuracy: dict[str, float]  # {head: test accuracy}
     ablated_accuracy: dict[str, dict[str, float]]  # {head: {layer: accuracy with it ablated}}
     alpha_entropy: dict[str, float]  # {head: mean entropy of its own layer weights}
-    seeds: int
-    failure_detection: FailureDetection | None = None
-    failure_detection_std: FailureDetection | None = None
-    cross_ablation: CrossAblation | None = None
-    spatial: SpatialScores | None = None
+    seeds: int  # seeds evaluated
+    failure_detection: FailureDetection | None = None  # error detection of the explained head (means)
+    failure_detection_std: FailureDetection | None = None  # their sample std over the seeds
+    cross_ablation: CrossAblation | None = None  # the cross_ablation heads under the other ablation
+    spatial: SpatialScores | None = None  # the spatial maps' pixel-deletion check (CNN, ViT)

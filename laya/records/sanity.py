@@ -28,4 +28,4 @@ class SanityRecord(Record):
 
     seed: int  # the heads' training seed
     ablation: str  # evaluate.ablation, the methods' baseline
-    heads: dict[str, HeadSanity]
+    heads: dict[str, HeadSanity]  # {head: its model and data randomisation}

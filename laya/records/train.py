@@ -25,8 +25,8 @@ class TrainRecord(Record):
 
     STAGE: ClassVar[str] = "train@<name>"
 
-    accuracy: dict[str, OverSeeds]
-    macro_f1: dict[str, Mean]
+    accuracy: dict[str, OverSeeds]  # {head: test accuracy over the seeds}
+    macro_f1: dict[str, Mean]  # {head: mean macro-F1 over the seeds}
 
     @classmethod
     def of(cls, results: dict[str, dict[int, dict]]) -> TrainRecord:

@@ -30,14 +30,14 @@ def metrics_markdown() -> str:
         if doc:
             out += [markdown_text(" ".join(doc.split())), ""]
         out += ["| field | type | what it is |", "|---|---|---|"]
-        types, docs = _fields(record)
+        types, docs = record_fields(record)
         out += [f"| `{name}` | `{type_text(types.get(name, '')).replace('|', chr(92) + '|')}` | "
                 f"{markdown_text(docs.get(name, ''))} |" for name in record.model_fields]
         out.append("")
     return "\n".join(out)
 
 
-def _fields(model) -> tuple[dict[str, str], dict[str, str]]:
+def record_fields(model) -> tuple[dict[str, str], dict[str, str]]:
     """{field: its annotation}, {field: its comment} over the record's laya classes (parts first)."""
     types: dict[str, str] = {}
     docs: dict[str, str] = {}
