@@ -36,6 +36,12 @@ GUIDE_RECIPES = [line[2:] for line in (REPO / "docs" / "guide" / "experiments.md
                   if line.startswith("$ dvc exp show")]
 
 
+def sanity_lrp(repo: Path, name: str) -> float:
+    """Spearman of the LAYA head's LRP before and after its classifier is re-initialised (stage sanity@<name>)."""
+    return read_json(repo / "reports" / "details" / f"sanity_{name}.json")["heads"]["laya"]["model_randomisation"][
+        "lrp"]["classifier"]
+
+
 def _stages_run(log: str) -> set[str]:
     return {line.split("'")[1] for line in log.splitlines() if line.startswith("Running stage")}
 
@@ -95,6 +101,10 @@ def test_dvc_repro_smoke(tmp_path):
         assert len(payloads) == 10
         for line in payloads:
             validate(json.loads(line))
+        relevance = json.loads(payloads[0])["explanation"]["relevance"]  # LRP beside α in every payload
+        assert set(relevance) == {"lrp", "lrp_delta"} and len(relevance["lrp"]) == len(evaluation["ablated_accuracy"]
+                                                                                       ["laya"])
+        assert sanity_lrp(repo, name) < 1.0  # unlike α, LRP changes when the classifier is re-initialised
         assert (repo / "reports" / "figures" / name / "alpha_by_class.png").stat().st_size > 10_000
         sanity = read_json(repo / "reports" / "details" / f"sanity_{name}.json")["heads"]
         assert sanity["laya"]["model_randomisation"]["intrinsic"]["classifier"] == 1.0  # α ignores the classifier

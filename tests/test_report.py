@@ -17,6 +17,7 @@ from laya.report import (  # noqa: E402
     to_markdown,
     write_plot_data,
 )
+from laya.report.findings import findings
 
 KIND = {"r2": 0.98765, "fvu": 0.01235, "cosine": 0.99, "l0": 16.0, "dead": 12, "dead_fraction": 0.25, "dense": 3,
         "dense_fraction": 0.0625}
@@ -306,3 +307,23 @@ def test_depth_tables_and_headline_put_alpha_beside_its_baselines(tmp_path):
     assert "| mlp | msp | 0.8500 | 0.500 | 0.9000 |" in text and "| mlp | alpha | 0.8600 | — | 0.9000 |" in text
     headline = backbone_headline(inputs, "mlp")
     assert headline["prune"] == {"alpha": 0.89} and headline["exit"] == {"alpha": 0.86}
+
+
+def test_the_findings_state_what_the_numbers_say(tmp_path):
+    """Each finding is derived from the records: α behind IG, LRP's place between them, LAYA vs LastLayer."""
+    _details(tmp_path, ["mlp"])
+    evaluation = {"faithfulness": {"laya": {"intrinsic": 0.8, "ig": 0.9, "lrp_delta": 0.85}},
+                  "faithfulness_std": {"laya": {"intrinsic": 0.0, "ig": 0.0, "lrp_delta": 0.0}},
+                  "deletion_at_1": {"laya": {"intrinsic": 0.5, "ig": 0.6, "lrp_delta": 0.55}},
+                  "deletion_at_1_std": {"laya": {"intrinsic": 0.0, "ig": 0.0, "lrp_delta": 0.0}},
+                  "deletion_auc": {"laya": {"intrinsic": 0.3, "ig": 0.2, "lrp_delta": 0.25}},
+                  "faithfulness_undefined": {"laya": {"intrinsic": 0, "ig": 0, "lrp_delta": 0}},
+                  "accuracy": {"laya": 0.9}, "ablated_accuracy": {"laya": {"b0": 0.8}},
+                  "alpha_entropy": {"laya": 0.5}, "seeds": 2}
+    _write(tmp_path, "evaluate_mlp.json", evaluation)
+    found = findings(ReportInputs("Fashion-MNIST", ["mlp"], tmp_path, heads=["laya", "last"]))
+    assert found[0].startswith("**Accuracy.**") and "`mlp` +1.00" in found[0]  # laya 0.8975 vs last 0.8875
+    assert "less faithfully than Integrated Gradients on 1 of 1 backbones" in found[1] and "of α 0.800" in found[1]
+    assert "more faithfully than α on 1 of 1 backbones and reaches IG on 0: 0.850 against α 0.800 and IG 0.900" \
+        in found[2]
+    assert len(found) == 3  # no sanity or failure records: those findings are left out, not invented

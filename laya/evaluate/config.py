@@ -7,14 +7,14 @@ from dataclasses import dataclass, field, replace
 
 from laya.ablation import ABLATIONS
 from laya.core.config import ConfigError, choice, from_dict, require
-from laya.evaluate.methods import IG_STEPS, INTRINSIC, METHODS
+from laya.evaluate.methods import IG_STEPS, INTRINSIC, LRP, METHODS
 from laya.heads import HEADS, LayerHead
 from laya.spatial.config import SpatialConfig
 
 
 def _default_methods() -> dict[str, list[str]]:
-    return {"intrinsic": ["laya", "scalarmix"], "ig": ["laya"], "grad_x_act": ["laya"], "saliency": ["laya"],
-            "random": ["laya"], "loo": ["laya"]}
+    return {"intrinsic": ["laya", "scalarmix"], "ig": ["laya"], "grad_x_act": ["laya"], "lrp": ["laya"],
+            "lrp_delta": ["laya"], "saliency": ["laya"], "random": ["laya"], "loo": ["laya"]}
 
 
 SANITY_HEADS = ("laya", "laya_joint", "laya_aligned")  # heads with a randomisation cascade (laya.sanity)
@@ -25,8 +25,9 @@ class SanityConfig:
     """params `evaluate.sanity`: the stage sanity@<name> (laya.sanity): model and data randomisation."""
 
     heads: list[str] = field(default_factory=lambda: list(SANITY_HEADS))  # heads checked (absent ones skipped)
-    methods: list[str] = field(default_factory=lambda: ["intrinsic", "ig", "grad_x_act", "saliency", "loo"])  # checked
-    # for each head (random is left out: it draws the same numbers for any weights)
+    methods: list[str] = field(default_factory=lambda: [
+        "intrinsic", "ig", "grad_x_act", "lrp", "lrp_delta", "saliency", "loo"])  # checked for each head (random is
+    # left out: it draws the same numbers for any weights)
     max_samples: int = 500  # first test inputs whose attributions are compared
     label_epochs: int = 5  # epochs of the head trained on permuted training labels (no early stopping)
     seed: int = 0  # re-initialisation and label permutation
@@ -45,6 +46,11 @@ class SanityConfig:
                               f"for any weights).")
         require(self.max_samples > 0, f"{key}.max_samples", self.max_samples, "a positive integer")
         require(self.label_epochs >= 1, f"{key}.label_epochs", self.label_epochs, "an integer ≥ 1")
+
+
+def has_readout(head: str) -> bool:
+    """Whether a registered head's logits decompose over its layers (laya.heads.base.Readout) — what lrp reads."""
+    return HEADS[head].cls.readout is not LayerHead.readout
 
 
 def has_layer_weights(head: str) -> bool:
@@ -86,6 +92,11 @@ class EvaluateConfig:
         if without:
             raise ConfigError(f"{key}.methods.{INTRINSIC}: head(s) {without} have no layer weights of their own; "
                               f"explain them with a post-hoc method (e.g. ig: {without}) instead.")
+        for method in LRP:
+            without = [h for h in self.methods.get(method, []) if not has_readout(h)]
+            if without:
+                raise ConfigError(f"{key}.methods.{method}: head(s) {without} have no linear readout to decompose; "
+                                  f"explain them with ig instead.")
         if self.explain is not None and self.explain not in self.methods.get(INTRINSIC, []):
             raise ConfigError(f"{key}.explain: {self.explain!r} must be among {key}.methods.{INTRINSIC} "
                               f"{self.methods.get(INTRINSIC, [])} (its α is what the explanations show), or null.")

@@ -15,7 +15,7 @@ import numpy as np
 
 import laya
 from laya.evaluate.faithfulness import spearman_rows
-from laya.evaluate.methods import INTRINSIC
+from laya.evaluate.methods import INTRINSIC, LRP
 from laya.evaluate.scores import Evaluation
 from laya.heads import HeadCard
 
@@ -61,6 +61,7 @@ def explanations(ev: Evaluation, backbone: str, card: HeadCard, fingerprint: str
                 "validation": {"loo_effects": {name: round(float(e), 6) for name, e in zip(ev.layers, effects[row])},
                                "ablation": ablation,
                                "spearman": None if np.isnan(rho[row]) else round(float(rho[row]), 6)},
+                **({"relevance": relevance(ev, head, row)} if relevance(ev, head, row) else {}),
                 **({"spatial": spatial.payload_entry(row, top_cells)}
                    if spatial is not None and row < len(spatial.target) else {}),
             },
@@ -70,6 +71,13 @@ def explanations(ev: Evaluation, backbone: str, card: HeadCard, fingerprint: str
                                                    "high": f"p ≥ {thresholds[1]}"}},
         })
     return payloads
+
+
+def relevance(ev: Evaluation, head: str, row: int) -> dict[str, dict[str, float]]:
+    """{method: {layer: relevance}} of the LRP methods evaluated on `head` (laya.evaluate.methods: each layer's term
+    of the explained logit, and that term over its ablation value); empty when none was."""
+    return {method: {name: round(float(r), 6) for name, r in zip(ev.layers, ev.attributions[(method, head)][row])}
+            for method in LRP if (method, head) in ev.attributions}
 
 
 def load_schema() -> dict:

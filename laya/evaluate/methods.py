@@ -4,6 +4,9 @@ Intrinsic (`intrinsic`): the head's own layer weights — LAYA's α(x), ScalarMi
 Post-hoc through Captum on the head's layer inputs, explaining the predicted class's logit: Integrated
 Gradients (baseline = the ablation values, so its completeness sum is what ablating every layer removes),
 Gradient×Activation, Saliency (|gradient|). Per-feature attributions are summed over each layer's features.
+Layer-wise relevance for heads with a linear readout (`lrp`): layer i's term of the explained logit, conserving
+it exactly (Σ_i R_i + b_c = logit_c); `lrp_delta`: the same term minus its value with layer i at the ablation
+value, the head's own layer weights held — what the layer adds over its ablation value.
 `random` is the floor, `loo` (the effects themselves) the oracle. Which head a method explains is not the
 method's business: params `evaluate.methods` pairs each method with the heads it explains.
 """
@@ -14,6 +17,7 @@ import torch
 
 from laya.ablation import leave_one_out
 from laya.core.config import ConfigError
+from laya.heads.base import Readout
 
 
 def _inputs(layers: list[torch.Tensor]) -> tuple[torch.Tensor, ...]:
@@ -90,6 +94,35 @@ class Saliency(_Method):
         return _per_layer(CaptumSaliency(_Forward(head)).attribute(_inputs(layers), target=target, abs=True))
 
 
+def readout_of(head, layers):
+    """The head's linear readout (laya.heads.base.Readout), or a one-line error for a head without one."""
+    found = head.readout(layers)
+    if found is None:
+        raise ConfigError(f"evaluate.methods: the {head.name} head has no linear readout for lrp; explain it with "
+                          f"another method (e.g. ig).")
+    return found
+
+
+class LayerwiseRelevance(_Method):
+    """R_i = w_i(x) · v_i(h_i)[c]: layer i's term of logit c (α held constant through the aggregation, as AttnLRP
+    and CP-LRP treat attention weights). One head pass per batch."""
+
+    @torch.no_grad()
+    def attribute(self, head, layers, target):
+        return readout_of(head, layers).terms(target)
+
+
+class LayerwiseRelevanceDelta(_Method):
+    """R_i = w_i(x) · (v_i(h_i) − v_i(a_i))[c], a_i layer i's ablation value: what layer i adds over it, the
+    weights held. One head pass per batch, plus one for the ablation values."""
+
+    @torch.no_grad()
+    def attribute(self, head, layers, target):
+        found = readout_of(head, layers)
+        reference = readout_of(head, [v.reshape(1, -1).to(t.dtype) for v, t in zip(self.values, layers)])
+        return Readout(found.weights, found.values - reference.values, found.bias).terms(target)
+
+
 class Random(_Method):
     def __init__(self, values: list[torch.Tensor], seed: int = 0):
         super().__init__(values, seed)
@@ -105,8 +138,10 @@ class LeaveOneOutOracle(_Method):
 
 
 INTRINSIC = "intrinsic"
+LRP = ("lrp", "lrp_delta")  # methods that need a head with a linear readout
 METHODS = {INTRINSIC: Intrinsic, "ig": IntegratedGradients, "grad_x_act": GradientTimesActivation,
-           "saliency": Saliency, "random": Random, "loo": LeaveOneOutOracle}
+           "saliency": Saliency, "lrp": LayerwiseRelevance, "lrp_delta": LayerwiseRelevanceDelta, "random": Random,
+           "loo": LeaveOneOutOracle}
 
 
 def build_method(name: str, values: list[torch.Tensor], seed: int = 0, ig_steps: int = IG_STEPS):

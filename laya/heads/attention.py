@@ -9,7 +9,7 @@ from torch import nn
 
 from laya.core.config import choice, require
 from laya.heads.adapters import LayerAdapters
-from laya.heads.base import LayerHead
+from laya.heads.base import LayerHead, Readout
 
 PSI = ("identity", "mlp")
 
@@ -66,6 +66,11 @@ class LAYA(LayerHead):
     def layer_weights(self, layers: list[torch.Tensor]) -> torch.Tensor:
         """α(x): (B, L), rows sum to 1."""
         return self._attend(layers)[1]
+
+    def readout(self, layers: list[torch.Tensor]) -> Readout:
+        """logits = Σ_i α_i(x) · W z_i + b: α held as the weights (the rule AttnLRP applies to attention)."""
+        z, alpha = self._attend(layers)
+        return Readout(alpha, z @ self.classifier.weight.T, self.classifier.bias)
 
 
 class JointLAYA(LAYA):

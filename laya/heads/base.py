@@ -2,10 +2,30 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 from torch import nn
 
 from laya.core.config import ConfigError
+
+
+@dataclass(frozen=True)
+class Readout:
+    """A linear readout split over the layers: logits = Σ_i weights[:, i] · values[:, i] + bias.
+
+    weights (B, L): what the head multiplies layer i's contribution by (LAYA's α(x), ScalarMix's γ·softmax(w)_i,
+    1 for Concat); values (B, L, C): layer i's class logits before weighting, a function of h_i alone
+    (W z_i with z_i = g_i(h_i), or W's block of layer i times h_i); bias (C,)."""
+
+    weights: torch.Tensor
+    values: torch.Tensor
+    bias: torch.Tensor
+
+    def terms(self, target: torch.Tensor) -> torch.Tensor:
+        """(B, L): each layer's share of the target class's logit; they sum to logit_c − bias_c."""
+        picked = self.values.gather(2, target.view(-1, 1, 1).expand(-1, self.values.shape[1], 1)).squeeze(2)
+        return self.weights * picked
 
 
 class LayerHead(nn.Module):
@@ -34,6 +54,11 @@ class LayerHead(nn.Module):
 
     def layer_weights(self, layers: list[torch.Tensor]) -> torch.Tensor | None:
         """(B, L) per-input weight of each layer, rows summing to 1; None for heads without one."""
+        return None
+
+    def readout(self, layers: list[torch.Tensor]) -> Readout | None:
+        """The logits as a sum over layers, for heads with a linear readout: logits = Σ_i w_i(x) · v_i(h_i) + b
+        (Readout); None for a head whose logits do not decompose so."""
         return None
 
     def auxiliary_loss(self, layers: list[torch.Tensor]) -> torch.Tensor | None:

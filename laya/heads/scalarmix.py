@@ -9,7 +9,7 @@ from torch import nn
 
 from laya.core.config import require
 from laya.heads.adapters import LayerAdapters
-from laya.heads.base import LayerHead
+from laya.heads.base import LayerHead, Readout
 
 
 @dataclass(frozen=True)
@@ -45,3 +45,10 @@ class ScalarMix(LayerHead):
     def layer_weights(self, layers: list[torch.Tensor]) -> torch.Tensor:
         """softmax(w), the same for every input: (B, L)."""
         return torch.softmax(self.scalars, dim=0).expand(layers[0].shape[0], -1)
+
+    def readout(self, layers: list[torch.Tensor]) -> Readout:
+        """logits = Σ_i γ softmax(w)_i · W z_i + b."""
+        self._check(layers)
+        z = self.adapters(layers)  # (B, L, d*)
+        weights = (self.gamma * torch.softmax(self.scalars, dim=0)).expand(z.shape[0], -1)
+        return Readout(weights, z @ self.classifier.weight.T, self.classifier.bias)

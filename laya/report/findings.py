@@ -17,7 +17,7 @@ TRUSTED_RHO = 0.9  # a sanity ρ at or above this: the attribution did not chang
 
 def findings(inputs: ReportInputs) -> list[str]:
     """Markdown sentences, one per question: accuracy, ranking layers, evidence for a class, telling errors."""
-    found = [_accuracy(inputs), _ranking(inputs), _class_evidence(inputs), _errors(inputs)]
+    found = [_accuracy(inputs), _ranking(inputs), _relevance(inputs), _class_evidence(inputs), _errors(inputs)]
     return [line for line in found if line]
 
 
@@ -60,6 +60,26 @@ def _ranking(inputs: ReportInputs) -> str:
     return (f"**Ranking layers.** {verdict}: faithfulness (Spearman with the leave-one-layer-out effects; 1 = "
             f"the effects' own order, 0 = random) of α {_span(alpha)}, of IG {_span(ig)}. Use α as a cheap first "
             f"look at which layers a prediction leans on; confirm with IG or the ablation itself.")
+
+
+def _relevance(inputs: ReportInputs) -> str:
+    """LRP relative to the ablation value against α and IG, where all three were scored on the LAYA head."""
+    found: dict[str, dict[str, float]] = {"lrp_delta": {}, "intrinsic": {}, "ig": {}}
+    for name in inputs.backbones:
+        e = inputs.evaluate(name)
+        scores = {m: e.score("faithfulness", HEAD, m) if e else None for m in found}
+        if all(s is not None for s in scores.values()):
+            for method, score in scores.items():
+                found[method][name] = score.mean
+    lrp, alpha, ig = found["lrp_delta"], found["intrinsic"], found["ig"]
+    if not lrp:
+        return ""
+    ahead = [n for n in lrp if lrp[n] > alpha[n]]
+    reaches = [n for n in lrp if lrp[n] >= ig[n]]
+    return (f"**Relevance that reads the classifier.** LRP relative to the ablation value (`lrp_delta`: each layer's "
+            f"term of the explained logit over its ablation value, one head pass like α) ranks layers more "
+            f"faithfully than α on {len(ahead)} of {len(lrp)} backbones and reaches IG on {len(reaches)}: "
+            f"{_span(lrp)} against α {_span(alpha)} and IG {_span(ig)}.")
 
 
 def _class_evidence(inputs: ReportInputs) -> str:
