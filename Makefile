@@ -49,9 +49,9 @@ browser:
 repro: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/dvc repro
 
-# one pytest worker per core (pytest-xdist): the smoke run on one, every other test on the rest
+# one pytest worker per core (pytest-xdist): the whole-pipeline runs each open a worker's share (tests/conftest.py)
 test: setup
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -n auto
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -n auto --dist worksteal
 
 # the documentation site: docs/ (guide, reference generated from the code, results written by `report`) → site/
 docs: $(STAMP)

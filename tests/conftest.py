@@ -205,7 +205,16 @@ def extract_command(params: Path, data_path: Path, backbone: Path, out: str | Pa
             "--data", str(data_path), "--backbone", str(backbone), "--out", str(out)]
 
 
+LONG_RUNS = ("tests/test_end_to_end.py", "tests/test_own_model.py")  # whole `dvc repro` runs, longest first
+
+
 def pytest_collection_modifyitems(items):
-    """The end-to-end smoke run first: under `make test` (pytest -n auto) one worker runs it from the start while
-    the others take every other test, so the suite lasts about as long as the smoke run."""
-    items.sort(key=lambda item: not item.nodeid.startswith("tests/test_end_to_end.py"))
+    """Each whole-pipeline run at the start of one worker's share: `make test` runs `pytest -n auto --dist
+    worksteal`, which hands every worker an equal consecutive share of the collection and lets idle workers steal
+    the rest, so the long runs start at once on different workers while the others take every other test."""
+    long = sorted((i for i in items if i.nodeid.startswith(LONG_RUNS)),
+                  key=lambda i: LONG_RUNS.index(i.nodeid.split("::")[0]))
+    workers, total = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")), len(items)
+    items[:] = [i for i in items if not i.nodeid.startswith(LONG_RUNS)]
+    for k, item in enumerate(long):  # share k opens with long run k (one worker: all of them first, in order)
+        items.insert(min(k, workers - 1) * total // workers + (k if workers == 1 else 0), item)

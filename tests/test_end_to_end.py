@@ -88,7 +88,7 @@ def test_dvc_repro_smoke(tmp_path):
     heads = {"mlp": {"laya_aligned"}, "mlp_joint": {"laya_joint"}}  # the mlp entry's heads, the joint protocol's
     for name in NAMES:
         accuracy = read_json(repo / "reports" / "details" / f"train_{name}.json")["accuracy"]
-        assert set(accuracy) == {"last", "concat", "scalarmix", "laya"} | heads.get(name, set())
+        assert set(accuracy) == {"last", "concat", "scalarmix", "laya", "alf"} | heads.get(name, set())
         assert all(set(acc["seeds"]) == {"s0"} for acc in accuracy.values())
         assert (repo / "data" / "heads" / name / "laya" / "seed0" / "model.safetensors").is_file()
         evaluation = read_json(repo / "reports" / "details" / f"evaluate_{name}.json")

@@ -175,7 +175,7 @@ def test_pairs_follow_params_order():
 def trained(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("eval")
     store = FeatureStore.open(write_feature_store(tmp / "toy.zarr"))
-    train_heads(store, HeadsConfig(names=["concat", "scalarmix", "laya"]),
+    train_heads(store, HeadsConfig(names=["concat", "scalarmix", "laya", "alf"]),
                 TrainConfig(seeds=[0], epochs=8, lr=0.01, batch_size=32), tmp / "heads")
     return store, tmp / "heads"
 
@@ -207,7 +207,9 @@ def test_evaluate_on_a_tiny_cache_finds_the_informative_layer(trained):
     assert scores["deletion_at_1"]["laya"]["intrinsic"] > scores["deletion_at_1"]["laya"]["random"] + 0.2
     assert set(scores["faithfulness"]["scalarmix"]) == {"intrinsic"}
     assert scores["ablated_accuracy"]["laya"]["layer1"] < scores["accuracy"]["laya"] - 0.3
-    assert set(scores["alpha_entropy"]) == {"laya", "scalarmix"}
+    assert set(scores["alpha_entropy"]) == {"laya", "scalarmix", "alf"}
+    alf = scores["faithfulness"]["alf"]  # ALF's attention over the layers, scored like α
+    assert set(alf) == {"intrinsic", "ig", "lrp", "lrp_delta"} and alf["lrp_delta"] > laya["random"]
     assert "ms_per_explanation" not in scores  # wall-clock: not in the DVC metrics
     assert times["ms_per_explanation"]["laya"]["ig"] > times["ms_per_explanation"]["laya"]["intrinsic"]
     failure = scores["failure_detection"]

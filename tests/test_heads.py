@@ -8,7 +8,7 @@ import torch
 
 import laya.heads
 from laya.core.config import ConfigError
-from laya.heads import HEADS, HeadCard, build, load, load_with_card, save
+from laya.heads import HEADS, HeadCard, build, load, load_with_card, parse_config, save
 
 DIMS = [5, 7, 3]
 
@@ -112,7 +112,7 @@ def test_psi_mlp_is_shared_across_layers():
 
 
 @pytest.mark.parametrize("name, params, match", [
-    ("lstm", {}, r"unknown head 'lstm'; valid: \['concat', 'last', 'laya', 'laya_aligned', 'laya_joint', "
+    ("lstm", {}, r"unknown head 'lstm'; valid: \['alf', 'concat', 'last', 'laya', 'laya_aligned', 'laya_joint', "
                  r"'scalarmix'\]"),
     ("laya", {"tau": 0}, r"heads.laya.tau: expected a positive number, got 0"),
     ("laya", {"tau": -1.5}, r"heads.laya.tau"),
@@ -150,3 +150,22 @@ def test_load_refuses_weights_of_another_shape(tmp_path):
 
 def test_public_api():
     assert set(laya.heads.__all__) >= {"build", "load", "save", "HEADS"}
+
+
+def test_alf_attends_over_the_layers_and_every_parameter_learns():
+    """ALF (Ciernik et al. 2026): its attention over the layers is a distribution per input, and the loss reaches the
+    query, the layer embeddings, every projection and the classifier."""
+    torch.manual_seed(0)
+    dims = [6, 9, 4]
+    head = build("alf", dims, 5, width=16, num_heads=4)
+    layers = [torch.randn(8, d) for d in dims]
+    weights = head.layer_weights(layers)
+    assert weights.shape == (8, 3) and torch.allclose(weights.sum(1), torch.ones(8)) and (weights >= 0).all()
+    torch.nn.functional.cross_entropy(head(layers), torch.arange(8) % 5).backward()
+    assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in head.parameters())
+    assert head(layers).shape == (8, 5)
+
+
+def test_alf_refuses_a_width_its_heads_do_not_divide():
+    with pytest.raises(ConfigError, match="heads.alf.num_heads"):
+        parse_config("alf", {"width": 10, "num_heads": 4})

@@ -13,8 +13,9 @@ from laya.spatial.config import SpatialConfig
 
 
 def _default_methods() -> dict[str, list[str]]:
-    return {"intrinsic": ["laya", "scalarmix"], "ig": ["laya"], "grad_x_act": ["laya"], "lrp": ["laya"],
-            "lrp_delta": ["laya"], "saliency": ["laya"], "random": ["laya"], "loo": ["laya"]}
+    return {"intrinsic": ["laya", "scalarmix", "alf"], "ig": ["laya", "alf"], "grad_x_act": ["laya"],
+            "lrp": ["laya", "alf"], "lrp_delta": ["laya", "alf"], "saliency": ["laya"], "random": ["laya"],
+            "loo": ["laya"]}
 
 
 SANITY_HEADS = ("laya", "laya_joint", "laya_aligned")  # heads with a randomisation cascade (laya.sanity)

@@ -70,7 +70,7 @@ class LAYA(LayerHead):
     def readout(self, layers: list[torch.Tensor]) -> Readout:
         """logits = Σ_i α_i(x) · W z_i + b: α held as the weights (the rule AttnLRP applies to attention)."""
         z, alpha = self._attend(layers)
-        return Readout(alpha, z @ self.classifier.weight.T, self.classifier.bias)
+        return Readout.single(alpha, z @ self.classifier.weight.T, self.classifier.bias)
 
 
 class JointLAYA(LAYA):

@@ -12,20 +12,27 @@ from laya.core.config import ConfigError
 
 @dataclass(frozen=True)
 class Readout:
-    """A linear readout split over the layers: logits = Σ_i weights[:, i] · values[:, i] + bias.
+    """A linear readout split over the layers: logits = Σ_h Σ_i weights[:, h, i] · values[:, h, i] + bias.
 
-    weights (B, L): what the head multiplies layer i's contribution by (LAYA's α(x), ScalarMix's γ·softmax(w)_i,
-    1 for Concat); values (B, L, C): layer i's class logits before weighting, a function of h_i alone
-    (W z_i with z_i = g_i(h_i), or W's block of layer i times h_i); bias (C,)."""
+    weights (B, H, L): what the head multiplies layer i's contribution by in each of its H mixing paths (LAYA's
+    α(x) and ScalarMix's γ·softmax(w)_i with H = 1, 1 for Concat, ALF's attention of each head); values
+    (B, H, L, C): layer i's class logits before weighting, a function of h_i alone (W z_i with z_i = g_i(h_i), or
+    W's block of layer i times h_i); bias (C,). `single` builds one with H = 1."""
 
     weights: torch.Tensor
     values: torch.Tensor
     bias: torch.Tensor
 
+    @classmethod
+    def single(cls, weights: torch.Tensor, values: torch.Tensor, bias: torch.Tensor) -> Readout:
+        """From weights (B, L) and values (B, L, C) of a head with one mixing path."""
+        return cls(weights.unsqueeze(1), values.unsqueeze(1), bias)
+
     def terms(self, target: torch.Tensor) -> torch.Tensor:
         """(B, L): each layer's share of the target class's logit; they sum to logit_c − bias_c."""
-        picked = self.values.gather(2, target.view(-1, 1, 1).expand(-1, self.values.shape[1], 1)).squeeze(2)
-        return self.weights * picked
+        b, h, layers, _ = self.values.shape
+        picked = self.values.gather(3, target.view(-1, 1, 1, 1).expand(b, h, layers, 1)).squeeze(3)  # (B, H, L)
+        return (self.weights * picked).sum(1)
 
 
 class LayerHead(nn.Module):

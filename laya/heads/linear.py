@@ -36,7 +36,7 @@ class LastLayer(LayerHead):
         values[:, -1] = last
         weights = torch.zeros(last.shape[0], len(layers), dtype=last.dtype, device=last.device)
         weights[:, -1] = 1.0
-        return Readout(weights, values, self.classifier.bias)
+        return Readout.single(weights, values, self.classifier.bias)
 
 
 class Concat(LayerHead):
@@ -57,5 +57,5 @@ class Concat(LayerHead):
         self._check(layers)
         blocks = self.classifier.weight.split(self.dims, dim=1)  # (C, d_i) each
         values = torch.stack([h @ w.T for h, w in zip(layers, blocks)], dim=1)  # (B, L, C)
-        return Readout(torch.ones(values.shape[:2], dtype=values.dtype, device=values.device), values,
-                       self.classifier.bias)
+        return Readout.single(torch.ones(values.shape[:2], dtype=values.dtype, device=values.device), values,
+                              self.classifier.bias)

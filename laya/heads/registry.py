@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from laya.core.config import ConfigError, from_dict
+from laya.heads.alf import ALF, ALFConfig
 from laya.heads.aligned import AlignedLAYA, AlignedLAYAConfig
 from laya.heads.attention import LAYA, JointLAYA, LAYAConfig
 from laya.heads.base import LayerHead
@@ -29,6 +30,7 @@ HEADS: dict[str, HeadType] = {
     "laya": HeadType(LAYA, LAYAConfig),
     "laya_joint": HeadType(JointLAYA, LAYAConfig),
     "laya_aligned": HeadType(AlignedLAYA, AlignedLAYAConfig),
+    "alf": HeadType(ALF, ALFConfig),
 }
 JOINT_HEAD = "laya_joint"  # trained with its backbone by the joint protocol (laya.protocols), never from a cache
 CACHE_HEADS = tuple(name for name in HEADS if name != JOINT_HEAD)  # what the train stage trains

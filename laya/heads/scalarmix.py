@@ -51,4 +51,4 @@ class ScalarMix(LayerHead):
         self._check(layers)
         z = self.adapters(layers)  # (B, L, d*)
         weights = (self.gamma * torch.softmax(self.scalars, dim=0)).expand(z.shape[0], -1)
-        return Readout(weights, z @ self.classifier.weight.T, self.classifier.bias)
+        return Readout.single(weights, z @ self.classifier.weight.T, self.classifier.bias)

@@ -13,8 +13,8 @@ from laya.heads import CACHE_HEADS, JOINT_HEAD, parse_config
 class HeadsConfig:
     """params `heads`: which heads, on which layers, and each head's typed Config (sections `heads.<name>`)."""
 
-    names: list[str] = field(default_factory=lambda: ["last", "concat", "scalarmix", "laya"])  # trained for every
-    # backbone (an entry's own heads are added to these)
+    names: list[str] = field(default_factory=lambda: ["last", "concat", "scalarmix", "laya", "alf"])  # trained for
+    # every backbone (an entry's own heads are added to these)
     layers: list[int] | None = None  # indices into the store's layers (negative from the end); null = all
     configs: dict[str, Any] = field(default_factory=dict)  # head name → its Config; absent = the Config defaults
 
