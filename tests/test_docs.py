@@ -140,9 +140,10 @@ def test_plain_dvc_metrics_show_fits_200_columns():
 
 
 def test_the_metrics_reference_says_what_every_headline_key_and_record_field_is():
-    from laya.reference.metrics import metrics_markdown, record_fields
+    from laya.reference.fields import documented
+    from laya.reference.metrics import metrics_markdown
     from laya.report.inputs import RECORDS
 
-    assert {record.STAGE: [n for n in record.model_fields if not record_fields(record)[1].get(n)]
+    assert {record.STAGE: [n for n in record.model_fields if not documented(record)[0].get(n)]
             for record in RECORDS.values()} == {record.STAGE: [] for record in RECORDS.values()}
     assert "| `faith.alpha` | `<backbone>.json` |" in metrics_markdown()

@@ -26,13 +26,7 @@ class Field:
 
 def fields_of(cls) -> list[Field]:
     """Every dataclass field of `cls` (inherited ones first, as dataclasses orders them) with its comment."""
-    docs: dict[str, str] = {}
-    annotations: dict[str, str] = {}
-    for klass in reversed(cls.__mro__):
-        if dataclasses.is_dataclass(klass):
-            found_docs, found_types = commented_fields(klass)
-            docs.update(found_docs)
-            annotations.update(found_types)
+    docs, annotations = documented(cls)
     return [Field(f.name, annotations.get(f.name, str(f.type)), _default(f), docs.get(f.name, ""))
             for f in dataclasses.fields(cls)]
 
@@ -43,6 +37,19 @@ def _default(f: dataclasses.Field) -> Any:
     if f.default_factory is not dataclasses.MISSING:
         return f.default_factory()
     return dataclasses.MISSING
+
+
+def documented(cls) -> tuple[dict[str, str], dict[str, str]]:
+    """{field: its comment}, {field: its annotation as written} over `cls` and the laya classes it inherits from
+    (bases first, so a subclass's own comment wins): a dataclass config or a pydantic record alike."""
+    docs: dict[str, str] = {}
+    annotations: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        if "__annotations__" in vars(klass) and klass.__module__.startswith("laya."):
+            found_docs, found_types = commented_fields(klass)
+            docs.update(found_docs)
+            annotations.update(found_types)
+    return docs, annotations
 
 
 def commented_fields(cls) -> tuple[dict[str, str], dict[str, str]]:
@@ -77,6 +84,10 @@ def type_text(hint: str) -> str:
     text = hint.replace("'", "").replace('"', "")
     return text.replace(" | None", " or null")
 
+
+def code_text(text: str) -> str:
+    """Text inside a code span of a table cell: only `|` needs escaping."""
+    return text.replace("|", "\\|")
 
 
 def markdown_text(text: str) -> str:

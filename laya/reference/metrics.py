@@ -3,7 +3,7 @@ stage's detail record (reports/details/) from its pydantic type — fields, type
 
 from __future__ import annotations
 
-from laya.reference.fields import commented_fields, markdown_text, type_text
+from laya.reference.fields import code_text, documented, markdown_text, type_text
 from laya.report.headline import CLT_KEYS, KEYS
 from laya.report.inputs import RECORDS
 
@@ -30,20 +30,9 @@ def metrics_markdown() -> str:
         if doc:
             out += [markdown_text(" ".join(doc.split())), ""]
         out += ["| field | type | what it is |", "|---|---|---|"]
-        types, docs = record_fields(record)
-        out += [f"| `{name}` | `{type_text(types.get(name, '')).replace('|', chr(92) + '|')}` | "
-                f"{markdown_text(docs.get(name, ''))} |" for name in record.model_fields]
+        docs, types = documented(record)
+        out += [f"| `{name}` | `{code_text(type_text(types.get(name, '')))}` | {markdown_text(docs.get(name, ''))} |"
+                for name in record.model_fields]
         out.append("")
     return "\n".join(out)
 
-
-def record_fields(model) -> tuple[dict[str, str], dict[str, str]]:
-    """{field: its annotation}, {field: its comment} over the record's laya classes (parts first)."""
-    types: dict[str, str] = {}
-    docs: dict[str, str] = {}
-    for klass in reversed(model.__mro__):
-        if "__annotations__" in vars(klass) and klass.__module__.startswith("laya."):
-            found_docs, found_types = commented_fields(klass)
-            docs.update(found_docs)
-            types.update(found_types)
-    return types, docs

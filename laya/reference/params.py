@@ -23,7 +23,7 @@ from laya.evaluate.config import EvaluateConfig, SanityConfig
 from laya.extract.config import ExtractConfig
 from laya.heads import CACHE_HEADS, HEADS
 from laya.heads.attention import LAYAConfig
-from laya.reference.fields import fields_of, markdown_text, type_text
+from laya.reference.fields import code_text, fields_of, markdown_text, type_text
 from laya.spatial.config import SpatialConfig
 from laya.train.config import HeadsConfig, TrainConfig
 
@@ -141,7 +141,7 @@ def params_markdown(keys: list[Key]) -> str:
         doc = (table.config.__doc__ or "").strip().splitlines()[0] if _own_doc(table.config) else ""
         out += [f"## {_heading(table)}", ""] + ([markdown_text(doc), ""] if doc else [])
         out += ["| key | type | default | read by | what it does |", "|---|---|---|---|---|"]
-        out += [f"| `{k.key}` | `{_code(k.type)}` | `{_code(k.default)}` | "
+        out += [f"| `{k.key}` | `{code_text(k.type)}` | `{code_text(k.default)}` | "
                 f"{', '.join(f'`{stage}`' for stage in k.read_by) or '—'} | {markdown_text(k.doc)} |" for k in rows]
         out.append("")
     return "\n".join(out)
@@ -160,7 +160,3 @@ def _own_doc(cls) -> bool:
     doc = cls.__doc__ or ""
     return bool(doc) and not doc.startswith(f"{cls.__name__}(")
 
-
-def _code(text: str) -> str:
-    """Text inside a code span of a table cell: only `|` needs escaping."""
-    return text.replace("|", "\\|")
