@@ -7,6 +7,12 @@ import copy
 from torch import nn
 
 
+def reached_cap(epochs_run: int, best_epoch: int, epochs: int, patience: int) -> bool:
+    """Did a run end at its epoch cap, with early stopping not (yet) ending it? Then it had not converged: its
+    val accuracy improved within the last `patience` epochs."""
+    return epochs_run >= epochs and epochs_run - best_epoch < patience
+
+
 class EarlyStopping:
     """`step(epoch, score, module) -> True when training should stop`; `restore(module)` loads the best weights.
 

@@ -61,8 +61,10 @@ def test_mean_std_over_seeds_is_the_sample_std(values):
 
 
 def test_train_record_summarises_each_head_over_its_seeds():
-    runs = {0: {"test_accuracy": 0.9, "macro_f1": 0.8}, 1: {"test_accuracy": 0.8, "macro_f1": 0.7}}
-    record = TrainRecord.of({"laya": runs})
+    runs = {0: {"test_accuracy": 0.9, "macro_f1": 0.8, "capped": False},
+            1: {"test_accuracy": 0.8, "macro_f1": 0.7, "capped": True}}
+    record = TrainRecord.of({"laya": runs, "last": {0: {"test_accuracy": 0.7, "macro_f1": 0.6, "capped": False}}})
+    assert record.capped == {"laya": [1]}  # a head whose seeds all converged is absent
     assert record.accuracy["laya"].seeds == {"s0": 0.9, "s1": 0.8}
     assert record.accuracy["laya"].mean == 0.85
     assert record.accuracy["laya"].std == round(statistics.stdev([0.9, 0.8]), 6)

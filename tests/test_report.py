@@ -327,3 +327,17 @@ def test_the_findings_state_what_the_numbers_say(tmp_path):
     assert "more faithfully than α on 1 of 1 backbones and reaches IG on 0: 0.850 against α 0.800 and IG 0.900" \
         in found[2]
     assert len(found) == 3  # no sanity or failure records: those findings are left out, not invented
+
+
+def test_a_head_stopped_at_its_epoch_cap_is_marked_and_left_out_of_the_comparison(tmp_path):
+    """‡ in the accuracy table with the seeds named; the LAYA-vs-LastLayer finding keeps only converged pairs."""
+    _details(tmp_path, ["mlp", "vit"])
+    train = json.loads((tmp_path / "train_vit.json").read_text())
+    _write(tmp_path, "train_vit.json", {**train, "capped": {"last": [1]}})
+    inputs = ReportInputs("Fashion-MNIST", ["mlp", "vit"], tmp_path, heads=["laya", "last"])
+    markdown = _markdown(inputs)
+    assert "| last | 0.8875 ± 0.0010 | 0.8621 ± 0.0010 ‡ |" in markdown
+    assert "stopped at its epoch cap while still improving" in markdown and "vit last (seeds 1)" in markdown
+    accuracy = findings(inputs)[0]
+    assert "`mlp` +1.00" in accuracy and "`vit` +" not in accuracy
+    assert "Left out, a head stopped at its epoch cap before converging: `vit`." in accuracy

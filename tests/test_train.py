@@ -15,6 +15,7 @@ import yaml
 from conftest import REPO, tiny_card, write_feature_store
 from laya import FeatureStore
 from laya.core.config import ConfigError, from_dict
+from laya.early_stopping import reached_cap
 from laya.heads import HeadCard
 from laya.records.train import TrainRecord
 from laya.settings import resolve
@@ -178,6 +179,8 @@ def test_train_stage_writes_heads_metrics_and_curves(tmp_path, store_path):
     assert len(warnings) == 1 and "train@toy: train.ema 0.99 averages over ~100 steps" in warnings[0], done.stderr
     metrics = json.loads((tmp_path / "m.json").read_text())
     assert set(metrics["accuracy"]) == {"last", "laya"} and "mean" in metrics["macro_f1"]["laya"]
+    assert metrics["capped"] == {"last": [0, 1], "laya": [0, 1]}  # 3 epochs < patience 5: no run could converge
+    assert "best epoch 3/3 (stopped at train.epochs: not converged)" in done.stdout
     assert (tmp_path / "heads" / "laya" / "seed0" / "model.safetensors").is_file()
     curve = (tmp_path / "c" / "laya.csv").read_text().splitlines()
     assert curve[0] == "seed,epoch,train_loss,train_acc,val_loss,val_acc" and len(curve) == 7
@@ -254,3 +257,9 @@ def test_a_moving_average_too_long_for_the_run_is_named(ema, epochs, samples, wa
 
     found = short_average_warning(TrainConfig(epochs=epochs, batch_size=256, ema=ema), samples, "train@mlp")
     assert found == warned if warned is None else warned in found and found.startswith("warning: train@mlp: ")
+
+
+@pytest.mark.parametrize("run, best, capped", [(10, 10, True), (10, 7, True), (10, 5, False), (8, 3, False)])
+def test_a_run_is_capped_when_it_reaches_the_epoch_limit_still_improving(run, best, capped):
+    """epochs 10, patience 5: early stopping ends a run 5 epochs after its best; reaching 10 sooner is the cap."""
+    assert reached_cap(run, best, epochs=10, patience=5) is capped

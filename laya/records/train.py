@@ -21,20 +21,25 @@ class Mean(Part):
 
 
 class TrainRecord(Record):
-    """accuracy.<head>: test accuracy over the seeds; macro_f1.<head>.mean."""
+    """accuracy.<head>: test accuracy over the seeds; macro_f1.<head>.mean; capped.<head>: seeds that had not
+    converged."""
 
     STAGE: ClassVar[str] = "train@<name>"
 
     accuracy: dict[str, OverSeeds]  # {head: test accuracy over the seeds}
     macro_f1: dict[str, Mean]  # {head: mean macro-F1 over the seeds}
+    capped: dict[str, list[int]] = {}  # {head: its seeds whose training stopped at the epoch cap (train.epochs, a
+    # joint head's joint.epochs) while still improving}: heads with none are absent
 
     @classmethod
     def of(cls, results: dict[str, dict[int, dict]]) -> TrainRecord:
         """From laya.train.run.train_units's results, {head: {seed: {"test_accuracy", "macro_f1", …}}}."""
-        accuracy, macro_f1 = {}, {}
+        accuracy, macro_f1, capped = {}, {}, {}
         for head, runs in results.items():
             mean, std = mean_std([r["test_accuracy"] for r in runs.values()])
             accuracy[head] = OverSeeds(mean=mean, std=std,
                                        seeds={f"s{s}": round(r["test_accuracy"], 6) for s, r in runs.items()})
             macro_f1[head] = Mean(mean=mean_std([r["macro_f1"] for r in runs.values()])[0])
-        return cls(accuracy=accuracy, macro_f1=macro_f1)
+            if stopped := sorted(s for s, r in runs.items() if r["capped"]):
+                capped[head] = stopped
+        return cls(accuracy=accuracy, macro_f1=macro_f1, capped=capped)

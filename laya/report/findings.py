@@ -27,17 +27,23 @@ def _span(values: dict[str, float], digits: int = 3) -> str:
 
 
 def _accuracy(inputs: ReportInputs) -> str:
-    gains = {}
+    """LAYA against LastLayer where both converged (a head stopped at its epoch cap is left out, and named)."""
+    gains, capped = {}, []
     for name in inputs.backbones:
-        accuracy = inputs.train(name).accuracy
-        if HEAD in accuracy and LAST in accuracy:
-            gains[name] = 100 * (accuracy[HEAD].mean - accuracy[LAST].mean)
+        record = inputs.train(name)
+        if HEAD in record.accuracy and LAST in record.accuracy:
+            if HEAD in record.capped or LAST in record.capped:
+                capped.append(name)
+            else:
+                gains[name] = 100 * (record.accuracy[HEAD].mean - record.accuracy[LAST].mean)
+    left_out = (f" Left out, a head stopped at its epoch cap before converging: {', '.join(f'`{n}`' for n in capped)}."
+                if capped else "")
     if not gains:
-        return ""
+        return f"**Accuracy.**{left_out}" if capped else ""
     best = max(gains, key=gains.get)
-    return (f"**Accuracy.** Mixing every layer with α (LAYA) against the last layer alone (LastLayer): "
-            f"{_signed(gains)} percentage points of test accuracy; the largest gain is on `{best}` "
-            f"({gains[best]:+.2f} pp).")
+    return (f"**Accuracy.** Mixing every layer with α (LAYA) against the last layer alone (LastLayer), both trained "
+            f"until early stopping ended them: {_signed(gains)} percentage points of test accuracy; the largest gain "
+            f"is on `{best}` ({gains[best]:+.2f} pp).{left_out}")
 
 
 def _signed(gains: dict[str, float]) -> str:

@@ -40,15 +40,25 @@ def accuracy_table(inputs: ReportInputs) -> list[Block]:
     heads.names, then any other head found in the metrics."""
     metrics = {name: inputs.train(name) for name in inputs.backbones}
     heads = list(dict.fromkeys([*inputs.heads, *(h for m in metrics.values() for h in m.accuracy)]))
-    seeds = max(len(a.seeds) for m in metrics.values() for a in m.accuracy.values())
     rows = []
     for head in heads:
-        acc = [mean_std(m.accuracy.get(head)) for m in metrics.values()]  # one seed: no ±
+        acc = [mean_std(m.accuracy.get(head)) + (CAPPED if head in m.capped else "")
+               for m in metrics.values()]  # one seed: no ±
         f1 = [f"{m.macro_f1[head].mean:.4f}" if head in m.macro_f1 else "—" for m in metrics.values()]
         rows.append([head, *acc, *f1])
-    return [Table(["head", *metrics, *(f"macro-F1 {b}" for b in metrics)], rows),
-            f"Test accuracy, mean ± sample std over {seeds} seeds; macro-F1 mean." if seeds > 1 else
-            "Test accuracy of one seed; macro-F1."]
+    counts = sorted({len(a.seeds) for m in metrics.values() for a in m.accuracy.values()})
+    over = (f"{counts[0]} seeds" if len(counts) == 1 else
+            f"each entry's seeds ({' or '.join(map(str, counts))}; one: no ±)")
+    note = f"Test accuracy, mean ± sample std over {over}; macro-F1 mean." if counts != [1] else \
+        "Test accuracy of one seed; macro-F1."
+    capped = [f"{b} {h} (seeds {', '.join(map(str, s))})" for b, m in metrics.items() for h, s in m.capped.items()]
+    if capped:
+        note += (f" {CAPPED} stopped at its epoch cap while still improving, so not a converged comparison: "
+                 + "; ".join(capped) + ". Raise train.epochs (or the entry's) and rerun.")
+    return [Table(["head", *metrics, *(f"macro-F1 {b}" for b in metrics)], rows), note]
+
+
+CAPPED = " ‡"  # marks a head whose training stopped at its epoch cap (laya.early_stopping.reached_cap)
 
 
 def attribution_tables(inputs: ReportInputs) -> list[Block]:

@@ -15,6 +15,7 @@ import torch
 from laya.backbones.card import BackboneCard
 from laya.core.io import atomic_path, require_free_space, write_json
 from laya.core.parallel import run_jobs
+from laya.early_stopping import reached_cap
 from laya.heads import JOINT_HEAD, build, head_folder, save
 from laya.protocols.units import units
 from laya.storage.statistics import layer_means
@@ -46,7 +47,7 @@ class HeadRun:
 
 def fit_one(run: HeadRun) -> dict:
     """Train, score on test and save one head; returns {"test_accuracy", "macro_f1", "best_epoch", "history",
-    "seconds"}."""
+    "capped" (it stopped at train.epochs, not by early stopping), "seconds"}."""
     store, layers = run.store, run.layers
     torch.manual_seed(run.seed)
     head = build(run.name, [store.dims[i] for i in layers], len(store.info.classes), config=run.config)
@@ -56,12 +57,15 @@ def fit_one(run: HeadRun) -> dict:
     fit = fit_head(head, store, run.cfg, layers, run.seed, run.device, desc=f"{backbone}/{run.name} s{run.seed}")
     test = predict(head, store, "test", layers, device=run.device)
     result = {"test_accuracy": test.accuracy, "macro_f1": test.macro_f1(), "best_epoch": fit.best_epoch,
-              "history": fit.history, "seconds": time.perf_counter() - started}
+              "history": fit.history, "capped": reached_cap(len(fit.history), fit.best_epoch, run.cfg.epochs,
+                                                            run.cfg.patience),
+              "seconds": time.perf_counter() - started}
     save(head.cpu(), head_folder(run.out_dir, run.name, run.seed), backbone=backbone, seed=run.seed,
          layers=[store.layers[i] for i in layers], layer_indices=layers, cache_fingerprint=store.fingerprint.hash,
-         **{k: v for k, v in result.items() if k != "seconds"})
+         **{k: v for k, v in result.items() if k not in ("seconds", "capped")})
     print(f"  {backbone}/{run.name:9s} seed {run.seed}: test acc {test.accuracy:.4f}, macro-F1 "
-          f"{result['macro_f1']:.4f}, best epoch {fit.best_epoch}/{len(fit.history)}, {result['seconds']:.1f}s",
+          f"{result['macro_f1']:.4f}, best epoch {fit.best_epoch}/{len(fit.history)}"
+          f"{' (stopped at train.epochs: not converged)' if result['capped'] else ''}, {result['seconds']:.1f}s",
           flush=True)
     return result
 
