@@ -175,7 +175,7 @@ def test_pairs_follow_params_order():
 def trained(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("eval")
     store = FeatureStore.open(write_feature_store(tmp / "toy.zarr"))
-    train_heads(store, HeadsConfig(names=["concat", "scalarmix", "laya", "alf"]),
+    train_heads(store, HeadsConfig(names=["concat", "scalarmix", "laya", "alf", "probe"]),
                 TrainConfig(seeds=[0], epochs=8, lr=0.01, batch_size=32), tmp / "heads")
     return store, tmp / "heads"
 
@@ -209,7 +209,11 @@ def test_evaluate_on_a_tiny_cache_finds_the_informative_layer(trained):
     assert scores["ablated_accuracy"]["laya"]["layer1"] < scores["accuracy"]["laya"] - 0.3
     assert set(scores["alpha_entropy"]) == {"laya", "scalarmix", "alf"}
     alf = scores["faithfulness"]["alf"]  # ALF's attention over the layers, scored like α
-    assert set(alf) == {"intrinsic", "ig", "lrp", "lrp_delta"} and alf["lrp_delta"] > laya["random"]
+    assert set(alf) == {"intrinsic", "ig", "lrp", "lrp_delta", "probe"} and alf["lrp_delta"] > laya["random"]
+    agreement = scores["probe_agreement"]  # each method against the per-layer probes' p_c, per explained head
+    assert set(agreement) == {"laya", "alf"} and "probe" not in agreement["laya"]
+    assert agreement["laya"]["loo"] == pytest.approx(laya["probe"], abs=1e-6)  # agreement with LOO = faithfulness
+    assert all(-1 <= v <= 1 for methods in agreement.values() for v in methods.values())
     assert "ms_per_explanation" not in scores  # wall-clock: not in the DVC metrics
     assert times["ms_per_explanation"]["laya"]["ig"] > times["ms_per_explanation"]["laya"]["intrinsic"]
     failure = scores["failure_detection"]
@@ -274,3 +278,18 @@ def test_a_head_missing_for_a_seed_is_one_line_with_the_fix(trained):
     store, heads_dir = trained
     with pytest.raises(ConfigError, match=r"no last head trained with seed 0.*dvc repro train@toy"):
         load_heads(heads_dir, ["last"], 0, store, "toy")
+
+
+def test_the_probe_method_is_each_layer_s_own_probe_p_c(trained):
+    """R_i = softmax(W_i h_i + b_i)_c for the explained head's class c; it reads the probes, not the head."""
+    from laya.evaluate.methods import build_method
+
+    store, heads_dir = trained
+    heads, _, layers = load_heads(heads_dir, ["laya", "probe"], 0, store, "toy")
+    feats, _ = next(store.batches("test", 20, layers=layers))
+    target = heads["laya"](feats).argmax(1)
+    got = build_method("probe", [], probes=heads["probe"]).attribute(heads["laya"], feats, target)
+    for i, (probe, h) in enumerate(zip(heads["probe"].probes, feats)):
+        torch.testing.assert_close(got[:, i], torch.softmax(probe(h), -1)[torch.arange(20), target])
+    with pytest.raises(ConfigError, match="no trained `probe` head for this seed; add probe to heads.names"):
+        build_method("probe", [])

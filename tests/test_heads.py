@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from torch import nn
 
 import laya.heads
 from laya.core.config import ConfigError
@@ -27,7 +28,7 @@ def test_every_head_shapes_weights_and_roundtrip(name, tmp_path):
     logits = head(layers)
     assert logits.shape == (4, 6)
     weights = head.layer_weights(layers)
-    if name in ("last", "concat"):
+    if name in ("last", "concat", "probe"):
         assert weights is None
     else:
         assert weights.shape == (4, len(DIMS))
@@ -113,7 +114,7 @@ def test_psi_mlp_is_shared_across_layers():
 
 @pytest.mark.parametrize("name, params, match", [
     ("lstm", {}, r"unknown head 'lstm'; valid: \['alf', 'concat', 'last', 'laya', 'laya_aligned', 'laya_joint', "
-                 r"'scalarmix'\]"),
+                 r"'probe', 'scalarmix'\]"),
     ("laya", {"tau": 0}, r"heads.laya.tau: expected a positive number, got 0"),
     ("laya", {"tau": -1.5}, r"heads.laya.tau"),
     ("laya", {"tau": "abc"}, r"heads.laya.tau: expected a number, got 'abc'"),
@@ -169,3 +170,30 @@ def test_alf_attends_over_the_layers_and_every_parameter_learns():
 def test_alf_refuses_a_width_its_heads_do_not_divide():
     with pytest.raises(ConfigError, match="heads.alf.num_heads"):
         parse_config("alf", {"width": 10, "num_heads": 4})
+
+
+def test_per_layer_probes_read_their_own_layer_and_train_as_if_alone():
+    """Probe i's logits depend on layer i only; the forward is the mean of the probes' log-probabilities; trained
+    side by side (mean of the L cross-entropies), probe i ends where a LastLayer head trained on layer i alone ends
+    (Adam is invariant to the 1/L scale of its gradient, up to its ε)."""
+    from laya.train.loop import adam, train_epoch
+
+    torch.manual_seed(0)
+    probes = build("probe", DIMS, num_classes=6)
+    layers = [t.requires_grad_(True) for t in _layers(batch=8)]
+    per_layer = probes.layer_logits(layers)
+    assert per_layer.shape == (8, 3, 6) and probes.training_logits(layers).shape == (8, 3, 6)
+    grads = torch.autograd.grad(per_layer[:, 1].sum(), layers)
+    assert grads[0].abs().sum() == 0 and grads[2].abs().sum() == 0 and grads[1].abs().sum() > 0
+    torch.testing.assert_close(probes(layers), torch.log_softmax(per_layer, -1).mean(1))
+
+    g = torch.Generator().manual_seed(1)
+    batches = [([torch.randn(16, d, generator=g) for d in DIMS], torch.randint(0, 6, (16,), generator=g))
+               for _ in range(20)]
+    alone = build("last", DIMS[1:2], num_classes=6)
+    alone.classifier.load_state_dict(probes.probes[1].state_dict())
+    loss_fn = nn.CrossEntropyLoss()
+    train_epoch(probes, adam(probes, 0.01), loss_fn, batches)
+    train_epoch(alone, adam(alone, 0.01), loss_fn, [([feats[1]], y) for feats, y in batches])
+    torch.testing.assert_close(probes.probes[1].weight, alone.classifier.weight, atol=1e-5, rtol=1e-4)
+    assert not torch.allclose(probes.probes[1].weight, probes.probes[0].weight[:, :1].expand(-1, 7))

@@ -7,6 +7,7 @@ import torch
 from scipy.stats import spearmanr
 
 from laya.core.config import ConfigError
+from laya.evaluate.config import has_readout
 from laya.evaluate.methods import _Forward, build_method, readout_of
 from laya.heads import HEADS, build
 from laya.heads.base import LayerHead
@@ -24,7 +25,17 @@ def _head(name: str, seed: int = 0) -> LayerHead:
     return build(name, DIMS, CLASSES).eval()
 
 
-@pytest.mark.parametrize("name", sorted(HEADS))
+READOUT_HEADS = [name for name in sorted(HEADS) if has_readout(name)]
+
+
+def test_every_head_but_the_per_layer_probes_has_a_linear_readout():
+    """The probes' forward is a mean of log-probabilities: no readout to decompose (lrp refuses it)."""
+    assert set(HEADS) - set(READOUT_HEADS) == {"probe"}
+    with pytest.raises(ConfigError, match="the probe head has no linear readout for lrp"):
+        build_method("lrp", []).attribute(_head("probe"), _layers(), torch.zeros(32, dtype=torch.long))
+
+
+@pytest.mark.parametrize("name", READOUT_HEADS)
 def test_relevances_and_the_bias_sum_to_the_explained_logit(name):
     head, layers = _head(name), _layers()
     with torch.no_grad():

@@ -285,7 +285,7 @@ def test_failure_table_puts_alpha_beside_the_msp_baseline_and_in_the_headline(tm
     assert backbone_headline(inputs, "mlp")["fail"] == {"alpha": 0.6}
 
 
-def test_depth_tables_and_headline_put_alpha_beside_its_baselines(tmp_path):
+def test_depth_tables_put_alpha_beside_its_baselines(tmp_path):
     _details(tmp_path, ["mlp"])
     point = {"removed": 0, "kept": ["b0", "b1"], "test_accuracy": 0.9, "flops": 10, "flops_fraction": 1.0}
     curves = {"alpha": [point, {**point, "removed": 1, "kept": ["b1"], "test_accuracy": 0.89}],
@@ -305,8 +305,7 @@ def test_depth_tables_and_headline_put_alpha_beside_its_baselines(tmp_path):
     assert "| mlp | alpha | b0 → b1 | 0.9000 / 0.8900 | 1.000 |" in text
     assert "| mlp | random (mean of 2) | — | 0.9000 / 0.7500 | 1.000 |" in text
     assert "| mlp | msp | 0.8500 | 0.500 | 0.9000 |" in text and "| mlp | alpha | 0.8600 | — | 0.9000 |" in text
-    headline = backbone_headline(inputs, "mlp")
-    assert headline["prune"] == {"alpha": 0.89} and headline["exit"] == {"alpha": 0.86}
+    assert not {"prune", "exit"} & set(backbone_headline(inputs, "mlp"))  # frozen entries only: in the details
 
 
 def test_the_findings_state_what_the_numbers_say(tmp_path):
@@ -341,3 +340,39 @@ def test_a_head_stopped_at_its_epoch_cap_is_marked_and_left_out_of_the_compariso
     accuracy = findings(inputs)[0]
     assert "`mlp` +1.00" in accuracy and "`vit` +" not in accuracy
     assert "Left out, a head stopped at its epoch cap before converging: `vit`." in accuracy
+
+
+def test_the_probe_section_shows_each_layer_s_probe_and_each_method_s_agreement(tmp_path):
+    """Layers in depth order (blocks.2 before blocks.10), a seed's spread, agreement per explained head."""
+    _details(tmp_path, ["mlp"])
+    train = json.loads((tmp_path / "train_mlp.json").read_text())
+    probe = {f"blocks.{i}": {"mean": 0.5 + i / 100, "std": 0.001, "seeds": {"s0": 0.5, "s1": 0.5}} for i in (10, 2)}
+    _write(tmp_path, "train_mlp.json", {**train, "layer_accuracy": {"probe": probe}})
+    _evaluate(tmp_path)
+    evaluation = json.loads((tmp_path / "evaluate_mlp.json").read_text())
+    _write(tmp_path, "evaluate_mlp.json", {**evaluation, "probe_agreement": {"laya": {"intrinsic": 0.123,
+                                                                                     "ig": None}}})
+    markdown = _markdown(ReportInputs("Fashion-MNIST", ["mlp"], tmp_path, heads=["laya", "last"]))
+    assert "## Per-layer probes" in markdown
+    assert "| mlp | 0.5200 ± 0.0010 (blocks.2) | 0.6000 ± 0.0010 (blocks.10) |" in markdown
+    assert "| mlp | laya | 0.123 | — | — | — |" in markdown  # intrinsic, lrp_delta, ig (undefined), loo
+
+
+def test_no_probe_section_without_probes(tmp_path):
+    _details(tmp_path, ["mlp"])
+    assert "Per-layer probes" not in _markdown(ReportInputs("Fashion-MNIST", ["mlp"], tmp_path, heads=["laya"]))
+
+
+def test_the_probe_finding_says_whether_alpha_repeats_the_probes(tmp_path):
+    _details(tmp_path, ["mlp"])
+    _evaluate(tmp_path)
+    evaluation = json.loads((tmp_path / "evaluate_mlp.json").read_text())
+    pair = {"laya": {**PAIR["laya"], "probe": 0.555}}
+    _write(tmp_path, "evaluate_mlp.json", {
+        **evaluation, "faithfulness": pair, "faithfulness_std": {"laya": dict.fromkeys(pair["laya"], 0.0)},
+        "probe_agreement": {"laya": {"intrinsic": 0.321}}})
+    found = [f for f in findings(ReportInputs("Fashion-MNIST", ["mlp"], tmp_path, heads=["laya"]))
+             if f.startswith("**More than a probe.**")]
+    assert found == ["**More than a probe.** α against a linear probe per layer (p_c of each layer's own probe): "
+                     "mean Spearman per input 0.321 — on every backbone α says more than which layer alone can decode "
+                     "the class. The probes' own ranking of layers has faithfulness 0.555 against α's 0.766."]

@@ -7,15 +7,15 @@ from dataclasses import dataclass, field, replace
 
 from laya.ablation import ABLATIONS
 from laya.core.config import ConfigError, choice, from_dict, require
-from laya.evaluate.methods import IG_STEPS, INTRINSIC, LRP, METHODS
+from laya.evaluate.methods import IG_STEPS, INTRINSIC, LRP, METHODS, PROBE
 from laya.heads import HEADS, LayerHead
 from laya.spatial.config import SpatialConfig
 
 
 def _default_methods() -> dict[str, list[str]]:
     return {"intrinsic": ["laya", "scalarmix", "alf"], "ig": ["laya", "alf"], "grad_x_act": ["laya"],
-            "lrp": ["laya", "alf"], "lrp_delta": ["laya", "alf"], "saliency": ["laya"], "random": ["laya"],
-            "loo": ["laya"]}
+            "lrp": ["laya", "alf"], "lrp_delta": ["laya", "alf"], "probe": ["laya", "alf"], "saliency": ["laya"],
+            "random": ["laya"], "loo": ["laya"]}
 
 
 SANITY_HEADS = ("laya", "laya_joint", "laya_aligned")  # heads with a randomisation cascade (laya.sanity)
@@ -128,10 +128,12 @@ class EvaluateConfig:
         return from_dict(SpatialConfig, self.spatial, f"{key}.spatial")
 
     def without_heads(self, heads: list[str]) -> EvaluateConfig:
-        """The same config with every pair explaining one of `heads` dropped (heads a backbone does not have)."""
+        """The same config with every pair explaining one of `heads` dropped (heads a backbone does not have);
+        without the `probe` head, the probe method goes too."""
         if not heads:
             return self
-        methods = {m: [h for h in hs if h not in heads] for m, hs in self.methods.items()}
+        methods = {m: [h for h in hs if h not in heads] for m, hs in self.methods.items()
+                   if not (m == PROBE and PROBE in heads)}
         return replace(self, methods={m: hs for m, hs in methods.items() if hs},
                        cross_ablation=[h for h in self.cross_ablation if h not in heads])
 
@@ -151,5 +153,6 @@ class EvaluateConfig:
 
     @property
     def heads(self) -> list[str]:
-        """Every head some method explains, in first-use order."""
-        return list(dict.fromkeys(head for _, head in self.pairs))
+        """Every head some method explains, in first-use order, then the per-layer probes the probe method reads."""
+        explained = [head for _, head in self.pairs]
+        return list(dict.fromkeys(explained + ([PROBE] if PROBE in self.methods else [])))

@@ -7,6 +7,7 @@ Gradient×Activation, Saliency (|gradient|). Per-feature attributions are summed
 Layer-wise relevance for heads with a linear readout (`lrp`): layer i's term of the explained logit, conserving
 it exactly (Σ_i R_i + b_c = logit_c); `lrp_delta`: the same term minus its value with layer i at the ablation
 value, the head's own layer weights held — what the layer adds over its ablation value.
+`probe`: p_c from each layer's own linear probe (the `probe` head) — what each layer alone can decode.
 `random` is the floor, `loo` (the effects themselves) the oracle. Which head a method explains is not the
 method's business: params `evaluate.methods` pairs each method with the heads it explains.
 """
@@ -123,6 +124,23 @@ class LayerwiseRelevanceDelta(_Method):
         return Readout(found.weights, found.values - reference.values, found.bias).terms(target)
 
 
+class LayerProbe(_Method):
+    """R_i = p_c(x) by the linear probe of layer i alone (laya.heads.probe, trained beside the explained head):
+    how well each layer by itself already decodes the class the head predicts. Reads the probes, not the head."""
+
+    def __init__(self, values: list[torch.Tensor], seed: int = 0, probes: torch.nn.Module | None = None):
+        super().__init__(values, seed)
+        if probes is None:
+            raise ConfigError(f"evaluate.methods.{PROBE}: no trained `{PROBE}` head for this seed; add {PROBE} to "
+                              f"heads.names and rerun the train stage.")
+        self.probes = probes
+
+    @torch.no_grad()
+    def attribute(self, head, layers, target):
+        probs = torch.softmax(self.probes.layer_logits(layers), dim=-1)  # (B, L, C)
+        return probs.gather(2, target.view(-1, 1, 1).expand(-1, probs.shape[1], 1)).squeeze(2)
+
+
 class Random(_Method):
     def __init__(self, values: list[torch.Tensor], seed: int = 0):
         super().__init__(values, seed)
@@ -138,15 +156,20 @@ class LeaveOneOutOracle(_Method):
 
 
 INTRINSIC = "intrinsic"
+PROBE = "probe"  # the method, and the head (laya.heads.probe) it reads
 LRP = ("lrp", "lrp_delta")  # methods that need a head with a linear readout
 METHODS = {INTRINSIC: Intrinsic, "ig": IntegratedGradients, "grad_x_act": GradientTimesActivation,
-           "saliency": Saliency, "lrp": LayerwiseRelevance, "lrp_delta": LayerwiseRelevanceDelta, "random": Random,
-           "loo": LeaveOneOutOracle}
+           "saliency": Saliency, "lrp": LayerwiseRelevance, "lrp_delta": LayerwiseRelevanceDelta,
+           PROBE: LayerProbe, "random": Random, "loo": LeaveOneOutOracle}
 
 
-def build_method(name: str, values: list[torch.Tensor], seed: int = 0, ig_steps: int = IG_STEPS):
+def build_method(name: str, values: list[torch.Tensor], seed: int = 0, ig_steps: int = IG_STEPS,
+                 probes: torch.nn.Module | None = None):
+    """Method `name`; `probes`: the seed's trained per-layer probes, which the `probe` method reads."""
     if name not in METHODS:
         raise ConfigError(f"evaluate.methods: unknown method {name!r}; valid: {sorted(METHODS)}.")
     if name == "ig":
         return IntegratedGradients(values, seed, ig_steps)
+    if name == PROBE:
+        return LayerProbe(values, seed, probes)
     return METHODS[name](values, seed)

@@ -14,7 +14,7 @@ from laya.core.seeds import mean_std
 from laya.evaluate.config import EvaluateConfig
 from laya.evaluate.failure import HeadOutputs, alpha_shift_test, detection_metrics, head_outputs
 from laya.evaluate.faithfulness import deletion_at_1, deletion_auc, faithfulness, spearman_rows
-from laya.evaluate.methods import INTRINSIC, build_method
+from laya.evaluate.methods import INTRINSIC, PROBE, build_method
 from laya.heads import LayerHead
 from laya.storage.statistics import layer_means
 from laya.storage.store import FeatureStore
@@ -72,11 +72,12 @@ def evaluate_heads(store: FeatureStore, heads: dict[str, LayerHead], layers: lis
         if len(labels) == 0:
             break
         if methods is None:  # first calls import Captum and fill caches: keep them out of the timings
+            probes = heads.get(PROBE)
             for method, head in pairs:
                 warm = [f[:2] for f in feats]
-                build_method(method, values, seed, cfg.ig_steps).attribute(heads[head], warm,
-                                                                           heads[head](warm).argmax(1))
-            methods = {pair: build_method(pair[0], values, seed, cfg.ig_steps) for pair in pairs}
+                build_method(method, values, seed, cfg.ig_steps, probes).attribute(heads[head], warm,
+                                                                                   heads[head](warm).argmax(1))
+            methods = {pair: build_method(pair[0], values, seed, cfg.ig_steps, probes) for pair in pairs}
         loo = {}
         for name in cfg.heads:
             loo[name] = leave_one_out(heads[name], feats, values)
@@ -132,11 +133,26 @@ def metrics(ev: Evaluation) -> dict:
         out["accuracy"][head] = round(float((probs.argmax(1) == ev.labels).mean()), 6)
         out["ablated_accuracy"][head] = {layer: round(float(ev.ablated_correct[head][:, i].mean()), 6)
                                          for i, layer in enumerate(ev.layers)}
+    agreement = probe_agreement(ev.attributions)
+    if agreement:
+        out["probe_agreement"] = agreement
     for (method, head), alpha in ev.attributions.items():
         if method == INTRINSIC:
             out["alpha_entropy"][head] = round(float(-(alpha * np.log(np.clip(alpha, 1e-12, None))).sum(1).mean()), 6)
     if ev.val is not None:
         out["failure_detection"] = {"head": ev.explained, **detection_metrics(ev.val, ev.test_outputs())}
+    return out
+
+
+def probe_agreement(attributions: dict[Pair, np.ndarray]) -> dict[str, dict[str, float]]:
+    """{head: {method: mean over inputs of Spearman(the method's attribution, the probe attribution)}} for every
+    head the `probe` method explains: does an attribution say more than "which layer alone decodes the class"?"""
+    out: dict[str, dict[str, float]] = {}
+    for (method, head), attribution in attributions.items():
+        probe = attributions.get((PROBE, head))
+        if probe is not None and method != PROBE:
+            rho = spearman_rows(attribution, probe)
+            out.setdefault(head, {})[method] = round(float(np.nanmean(rho)), 6) if np.isfinite(rho).any() else None
     return out
 
 

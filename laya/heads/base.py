@@ -68,6 +68,15 @@ class LayerHead(nn.Module):
         (Readout); None for a head whose logits do not decompose so."""
         return None
 
+    def layer_logits(self, layers: list[torch.Tensor]) -> torch.Tensor | None:
+        """(B, L, C) logits of a separate prediction from each layer alone (per-layer probes); None for most."""
+        return None
+
+    def training_logits(self, layers: list[torch.Tensor]) -> torch.Tensor:
+        """(B, K, C): the K predictions the training loss fits, each by cross-entropy with the label (mean over
+        them): the forward's logits (K = 1) for most heads, each probe's for per-layer probes."""
+        return self(layers).unsqueeze(1)
+
     def auxiliary_loss(self, layers: list[torch.Tensor]) -> torch.Tensor | None:
         """A training loss term added to the cross-entropy (laya_aligned's alignment); None for most heads."""
         return None

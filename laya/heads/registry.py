@@ -14,6 +14,7 @@ from laya.heads.aligned import AlignedLAYA, AlignedLAYAConfig
 from laya.heads.attention import LAYA, JointLAYA, LAYAConfig
 from laya.heads.base import LayerHead
 from laya.heads.linear import Concat, LastLayer, LinearConfig
+from laya.heads.probe import LayerProbes, ProbeConfig
 from laya.heads.scalarmix import ScalarMix, ScalarMixConfig
 
 
@@ -31,6 +32,7 @@ HEADS: dict[str, HeadType] = {
     "laya_joint": HeadType(JointLAYA, LAYAConfig),
     "laya_aligned": HeadType(AlignedLAYA, AlignedLAYAConfig),
     "alf": HeadType(ALF, ALFConfig),
+    "probe": HeadType(LayerProbes, ProbeConfig),
 }
 JOINT_HEAD = "laya_joint"  # trained with its backbone by the joint protocol (laya.protocols), never from a cache
 CACHE_HEADS = tuple(name for name in HEADS if name != JOINT_HEAD)  # what the train stage trains

@@ -93,6 +93,8 @@ class EvaluateRecord(PairScores, Record):
     ablated_accuracy: dict[str, dict[str, float]]  # {head: {layer: accuracy with it ablated}}
     alpha_entropy: dict[str, float]  # {head: mean entropy of its own layer weights}
     seeds: int  # seeds evaluated
+    probe_agreement: dict[str, dict[str, float | None]] | None = None  # {head: {method: mean Spearman(its
+    # attribution, the per-layer probes' p_c)}} for heads the probe method explains (None: undefined everywhere)
     failure_detection: FailureDetection | None = None  # error detection of the explained head (means)
     failure_detection_std: FailureDetection | None = None  # their sample std over the seeds
     cross_ablation: CrossAblation | None = None  # the cross_ablation heads under the other ablation

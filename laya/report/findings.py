@@ -17,7 +17,8 @@ TRUSTED_RHO = 0.9  # a sanity ρ at or above this: the attribution did not chang
 
 def findings(inputs: ReportInputs) -> list[str]:
     """Markdown sentences, one per question: accuracy, ranking layers, evidence for a class, telling errors."""
-    found = [_accuracy(inputs), _ranking(inputs), _relevance(inputs), _class_evidence(inputs), _errors(inputs)]
+    found = [_accuracy(inputs), _ranking(inputs), _relevance(inputs), _probes(inputs), _class_evidence(inputs),
+             _errors(inputs)]
     return [line for line in found if line]
 
 
@@ -86,6 +87,28 @@ def _relevance(inputs: ReportInputs) -> str:
             f"term of the explained logit over its ablation value, one head pass like α) ranks layers more "
             f"faithfully than α on {len(ahead)} of {len(lrp)} backbones and reaches IG on {len(reaches)}: "
             f"{_span(lrp)} against α {_span(alpha)} and IG {_span(ig)}.")
+
+
+AGREES = 0.7  # a mean Spearman with the probes at or above this: α mostly repeats what the probes say
+
+
+def _probes(inputs: ReportInputs) -> str:
+    """α against the per-layer probes on the LAYA head: their agreement, and which ranks layers more faithfully."""
+    agreement, probe, alpha = {}, {}, {}
+    for name in inputs.backbones:
+        e = inputs.evaluate(name)
+        rho = (e.probe_agreement or {}).get(HEAD, {}).get("intrinsic") if e else None
+        p, a = (e.score("faithfulness", HEAD, m) if e else None for m in ("probe", "intrinsic"))
+        if rho is not None and p is not None and a is not None:
+            agreement[name], probe[name], alpha[name] = rho, p.mean, a.mean
+    if not agreement:
+        return ""
+    close = [n for n, rho in agreement.items() if rho >= AGREES]
+    verdict = (f"on {len(close)} of {len(agreement)} backbones α mostly repeats which layer alone can decode the "
+               f"class" if close else "on every backbone α says more than which layer alone can decode the class")
+    return (f"**More than a probe.** α against a linear probe per layer (p_c of each layer's own probe): mean "
+            f"Spearman per input {_span(agreement)} — {verdict}. The probes' own ranking of layers has faithfulness "
+            f"{_span(probe)} against α's {_span(alpha)}.")
 
 
 def _class_evidence(inputs: ReportInputs) -> str:

@@ -8,21 +8,21 @@ from __future__ import annotations
 from laya.report.inputs import ReportInputs
 
 HEAD = "laya"  # the head the headline is about: α is its layer attribution
-LAST = "last"  # its baseline
-INTRINSIC, IG = "intrinsic", "ig"  # evaluate's method names for α and Integrated Gradients
+LAST, ALF = "last", "alf"  # its baseline, and the other attentive fusion over all layers
+INTRINSIC, LRP, IG = "intrinsic", "lrp_delta", "ig"  # evaluate's method names for α, LRP and Integrated Gradients
 ALPHA = "alpha"  # α's name among the error detectors, the pruning rankings, the exit rules and the spatial maps
 KEYS = {  # headline key → what it is (docs/reference/metrics.md is generated from this)
     "acc.backbone": "the backbone's own test accuracy",
     "acc.laya": "the LAYA head's test accuracy (mean over train.seeds)",
     "acc.last": "the LastLayer head's test accuracy: the last layer alone, the baseline LAYA's mixing must beat",
+    "acc.alf": "the ALF head's test accuracy: the other published attentive fusion over all layers",
     "faith.alpha": "faithfulness of α: mean Spearman(α, leave-one-layer-out effect) over the test inputs",
+    "faith.lrp": "faithfulness of LRP relative to the ablation value (lrp_delta) on the same head: one pass, like α",
     "faith.ig": "faithfulness of Integrated Gradients on the same head (the post-hoc reference)",
     "del1.alpha": "Deletion@1 of α: mean drop of p(predicted class) when α's top layer is ablated",
     "fail.alpha": "AUROC of α alone at telling wrong test predictions from right ones (0.5 = chance)",
-    "prune.alpha": "test accuracy with the layer α ranks least important removed (depth@<name>)",
-    "exit.alpha": "area under accuracy vs backbone FLOPs of α-guided early exit (depth@<name>)",
     "where.alpha": "mean drop of p(predicted class) when the α-weighted map's top pixels are deleted (CNN, ViT)",
-}
+}  # the depth stage's pruning and early exit (frozen entries only) are in reports/details/depth_<name>.json
 CLT_KEYS = {
     "clt.r2": "explained variance of the ViT's MLP outputs (CLS tokens), averaged over the blocks",
     "clt.acc": "the ViT's test accuracy with its CLS MLP outputs taken from the transcoder",
@@ -34,25 +34,19 @@ def backbone_headline(inputs: ReportInputs, name: str) -> dict:
     head not trained or a method not evaluated leaves its key out: `dvc metrics show` prints `-`)."""
     found: dict[str, float | None] = {"acc.backbone": inputs.backbone(name).test_accuracy}
     train = inputs.train(name).accuracy
-    for head in (HEAD, LAST):
+    for head in (HEAD, LAST, ALF):
         if head in train:
             found[f"acc.{head}"] = train[head].mean
     evaluation = inputs.evaluate(name)
     if evaluation is not None:
-        for key, group, method in (("faith.alpha", "faithfulness", INTRINSIC), ("faith.ig", "faithfulness", IG),
-                                   ("del1.alpha", "deletion_at_1", INTRINSIC)):
+        for key, group, method in (("faith.alpha", "faithfulness", INTRINSIC), ("faith.lrp", "faithfulness", LRP),
+                                   ("faith.ig", "faithfulness", IG), ("del1.alpha", "deletion_at_1", INTRINSIC)):
             score = evaluation.score(group, HEAD, method)
             found[key] = None if score is None else score.mean
         if evaluation.failure_detection is not None:
             found["fail.alpha"] = evaluation.failure_detection.detector(ALPHA).auroc
         if evaluation.spatial is not None:
             found["where.alpha"] = evaluation.spatial.drop.get(ALPHA)
-    depth = inputs.depth(name)
-    if depth is not None:
-        points = depth.pruning.curves.get(ALPHA, [])
-        found["prune.alpha"] = points[1].test_accuracy if len(points) > 1 else None
-        rule = depth.early_exit.rules.get(ALPHA)
-        found["exit.alpha"] = None if rule is None else rule.area
     return _nested({key: round(value, 6) for key, value in found.items() if value is not None})
 
 

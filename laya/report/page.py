@@ -8,6 +8,7 @@ from laya.report.document import Block, Figure, Heading
 from laya.report.failure import failure_table
 from laya.report.findings import findings_blocks
 from laya.report.inputs import ReportInputs
+from laya.report.probes import probe_blocks
 from laya.report.protocols import protocol_blocks
 from laya.report.sanity import sanity_tables
 from laya.report.spatial import spatial_table
@@ -55,6 +56,8 @@ def report_blocks(inputs: ReportInputs) -> list[Block]:
         Heading(2, "Protocols: frozen, joint, transfer"), *protocol_blocks(inputs),
         Heading(2, "Layer attributions vs leave-one-layer-out (test split)"), ATTRIBUTION_TEXT,
         *attribution_tables(inputs),
+        *_section("Per-layer probes: is α more than the layer that can already decode the class?",
+                  probe_blocks(inputs)),
         *_section("Failure detection: does α tell when a prediction is wrong?", failure_table(inputs)),
         *_section("Pruning and early exit: α put to work on depth", depth_tables(inputs)),
         *_section("Where and at which depth: spatial maps per layer, weighted by α", spatial_table(inputs)),

@@ -13,8 +13,8 @@ from laya.heads import CACHE_HEADS, JOINT_HEAD, parse_config
 class HeadsConfig:
     """params `heads`: which heads, on which layers, and each head's typed Config (sections `heads.<name>`)."""
 
-    names: list[str] = field(default_factory=lambda: ["last", "concat", "scalarmix", "laya", "alf"])  # trained for
-    # every backbone (an entry's own heads are added to these)
+    names: list[str] = field(default_factory=lambda: ["last", "concat", "scalarmix", "laya", "alf", "probe"])  # trained
+    # for every backbone (an entry's own heads are added to these)
     layers: list[int] | None = None  # indices into the store's layers (negative from the end); null = all
     configs: dict[str, Any] = field(default_factory=dict)  # head name → its Config; absent = the Config defaults
 
@@ -70,7 +70,7 @@ def _check_names(names: list[str], key: str) -> None:
 @dataclass(frozen=True)
 class TrainConfig:
     seeds: list[int] = field(default_factory=lambda: [0, 1, 2])  # one head per seed; metrics are means over them
-    epochs: int = 40  # upper bound; early stopping on val accuracy usually ends sooner
+    epochs: int = 100  # upper bound: early stopping on val accuracy ends a run (the report marks one that reached it)
     patience: int = 5  # epochs without a better val accuracy before stopping (best weights are kept)
     batch_size: int = 256  # cached samples per step
     lr: float = 3e-4  # Adam's learning rate

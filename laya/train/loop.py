@@ -51,6 +51,22 @@ def predict(head: LayerHead, store: FeatureStore, split: str, layers: list[int],
     return Predictions(torch.cat(logits).numpy(), torch.cat(labels).numpy())
 
 
+@torch.no_grad()
+def layer_accuracy(head: LayerHead, store: FeatureStore, split: str, layers: list[int], batch_size: int = 4096,
+                   device: torch.device | str = "cpu") -> list[float] | None:
+    """Accuracy of each per-layer prediction (`head.layer_logits`, e.g. per-layer probes) on `split`, in layer
+    order; None for a head without them."""
+    head.eval()
+    correct, seen = None, 0
+    for feats, y in store.batches(split, batch_size, layers=layers):
+        logits = head.layer_logits([f.to(device) for f in feats])
+        if logits is None:
+            return None
+        hits = (logits.argmax(2).cpu() == y[:, None]).sum(0)  # (L,)
+        correct, seen = hits if correct is None else correct + hits, seen + len(y)
+    return [float(c) / seen for c in correct]
+
+
 def epoch_seed(seed: int, epoch: int) -> int:
     """A distinct, reproducible shuffling seed per (run seed, epoch)."""
     return int(np.random.SeedSequence([seed, epoch]).generate_state(1)[0])
@@ -72,8 +88,9 @@ def train_epoch(head: LayerHead, optimizer: torch.optim.Optimizer, loss_fn: nn.M
     """One pass of Adam steps over `batches` of (layers, labels); returns (mean loss, accuracy).
 
     Per step: dropout(input_dropout) on every layer, then mixup with Beta(mixup, mixup) (0 = off; loss and
-    accuracy are λ-weighted over both labels), plus the head's auxiliary loss if it has one, the step, and the
-    weights' moving average `average` if given. `rng` draws the dropout masks and the mixup pairs."""
+    accuracy are λ-weighted over both labels); the cross-entropy of the head's training_logits (mean over its K
+    predictions; accuracy too), plus its auxiliary loss if it has one, the step, and the weights' moving average
+    `average` if given. `rng` draws the dropout masks and the mixup pairs."""
     head.train()
     rng = rng if rng is not None else np.random.default_rng(0)
     dropout = InputDropout(input_dropout, rng)
@@ -85,7 +102,9 @@ def train_epoch(head: LayerHead, optimizer: torch.optim.Optimizer, loss_fn: nn.M
             feats, y_a, y_b, lam = mix(feats, y, mixup, rng)
         else:
             y_a, y_b, lam = y, y, 1.0
-        logits = head(feats)
+        predictions = head.training_logits(feats)  # (B, K, C)
+        k = predictions.shape[1]
+        logits, y_a, y_b = predictions.flatten(0, 1), y_a.repeat_interleave(k), y_b.repeat_interleave(k)
         loss = lam * loss_fn(logits, y_a) + (1 - lam) * loss_fn(logits, y_b) if lam < 1 else loss_fn(logits, y_a)
         auxiliary = head.auxiliary_loss(feats)  # e.g. laya_aligned's λ·KL(softmax(e/T) ‖ α)
         if auxiliary is not None:
@@ -97,7 +116,7 @@ def train_epoch(head: LayerHead, optimizer: torch.optim.Optimizer, loss_fn: nn.M
             average.update_parameters(head)
         pred = logits.detach().argmax(1)
         total_loss += loss.detach().cpu() * len(y)
-        correct += (lam * (pred == y_a).sum() + (1 - lam) * (pred == y_b).sum()).cpu()
+        correct += (lam * (pred == y_a).sum() + (1 - lam) * (pred == y_b).sum()).cpu() / k
         seen += len(y)
     return float(total_loss) / seen, float(correct) / seen
 

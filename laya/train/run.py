@@ -22,7 +22,7 @@ from laya.storage.statistics import layer_means
 from laya.storage.store import FeatureStore
 from laya.train.config import HeadsConfig, TrainConfig
 from laya.train.joint import adopt_joint_head
-from laya.train.loop import fit_head, predict, short_average_warning
+from laya.train.loop import fit_head, layer_accuracy, predict, short_average_warning
 
 if TYPE_CHECKING:
     from laya.settings import BackboneSettings
@@ -47,7 +47,8 @@ class HeadRun:
 
 def fit_one(run: HeadRun) -> dict:
     """Train, score on test and save one head; returns {"test_accuracy", "macro_f1", "best_epoch", "history",
-    "capped" (it stopped at train.epochs, not by early stopping), "seconds"}."""
+    "capped" (it stopped at train.epochs, not by early stopping), "layer_accuracy" ({layer: test accuracy of its
+    own prediction} for per-layer probes, else None), "seconds"}."""
     store, layers = run.store, run.layers
     torch.manual_seed(run.seed)
     head = build(run.name, [store.dims[i] for i in layers], len(store.info.classes), config=run.config)
@@ -56,13 +57,16 @@ def fit_one(run: HeadRun) -> dict:
     started = time.perf_counter()
     fit = fit_head(head, store, run.cfg, layers, run.seed, run.device, desc=f"{backbone}/{run.name} s{run.seed}")
     test = predict(head, store, "test", layers, device=run.device)
+    per_layer = layer_accuracy(head, store, "test", layers, device=run.device)
     result = {"test_accuracy": test.accuracy, "macro_f1": test.macro_f1(), "best_epoch": fit.best_epoch,
+              "layer_accuracy": None if per_layer is None else dict(zip([store.layers[i] for i in layers],
+                                                                          per_layer)),
               "history": fit.history, "capped": reached_cap(len(fit.history), fit.best_epoch, run.cfg.epochs,
                                                             run.cfg.patience),
               "seconds": time.perf_counter() - started}
     save(head.cpu(), head_folder(run.out_dir, run.name, run.seed), backbone=backbone, seed=run.seed,
          layers=[store.layers[i] for i in layers], layer_indices=layers, cache_fingerprint=store.fingerprint.hash,
-         **{k: v for k, v in result.items() if k not in ("seconds", "capped")})
+         **{k: v for k, v in result.items() if k not in ("seconds", "capped", "layer_accuracy")})
     print(f"  {backbone}/{run.name:9s} seed {run.seed}: test acc {test.accuracy:.4f}, macro-F1 "
           f"{result['macro_f1']:.4f}, best epoch {fit.best_epoch}/{len(fit.history)}"
           f"{' (stopped at train.epochs: not converged)' if result['capped'] else ''}, {result['seconds']:.1f}s",
