@@ -19,6 +19,7 @@ from laya.spatial.config import SpatialConfig
 from laya.spatial.deletion import probability_drop, random_cells, top_cells, upsampled
 from laya.spatial.explanations import spatial_explanations
 from laya.spatial.live import LiveModel
+from laya.spatial.lrp import lrp_maps, pooled_relevance
 from laya.spatial.maps import layer_maps, map_kind, recorded_attention
 
 SIDE = 8
@@ -153,7 +154,9 @@ def test_a_cnn_explanation_has_a_map_per_layer_and_its_payload_entry_follows_the
     assert [m.shape for m in result.maps] == [(5, 4, 4)] * 3 and result.cells == 16
     assert np.allclose(result.alpha.sum(1), 1, atol=1e-5)
     metrics = result.metrics(cfg)
-    assert set(metrics["drop"]) == {"alpha", "uniform", "last", "random"} and metrics["inputs"] == 5
+    assert set(metrics["drop"]) == {"alpha", "uniform", "last", "lrp", "random"} and metrics["inputs"] == 5
+    assert set(metrics["beats_random"]) == {"alpha", "uniform", "last", "lrp"}
+    assert [m.shape for m in result.lrp_maps] == [(5, 4, 4)] * 3 and result.scores["lrp"].shape == (5, SIDE, SIDE)
     entry = result.payload_entry(0, 2)
     assert list(entry["layers"]) == ["blocks.0", "blocks.1", "blocks.2"]
     assert entry["layers"]["blocks.0"]["shape"] == [4, 4] and len(entry["alpha_weighted"]["top_cells"]) == 2
@@ -172,3 +175,43 @@ def test_a_cnn_explanation_has_a_map_per_layer_and_its_payload_entry_follows_the
 def test_bad_spatial_params_are_one_line(spatial, message):
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
         from_dict(EvaluateConfig, {"spatial": spatial}, "evaluate")
+
+
+def test_lrp_puts_all_relevance_of_the_one_cell_model_on_that_cell_and_conserves_the_logit():
+    """The head reads the one cell's block: relevance through the pool (Norm rule), the mask, the 1×1 convolution
+    (flat rule) lands on CELL alone, and sums to the explained logit (the classifier has no bias; the rules' stabilisers ε = 1e-6 cost < 0.1 %)."""
+    live = _one_cell_model()
+    images = _noise(3)
+    with torch.no_grad():
+        logits = live.logits(images)
+    target = logits.argmax(1)
+    layers, pixels = lrp_maps(live, images, target)
+    outside = pixels.clone()
+    outside[:, CELL[0], CELL[1]] = 0
+    assert (outside == 0).all() and (pixels[:, CELL[0], CELL[1]] != 0).all()
+    torch.testing.assert_close(pixels.flatten(1).sum(1), logits.gather(1, target[:, None])[:, 0], rtol=1e-3, atol=0)
+    assert [m.shape for m in layers] == [(3, SIDE, SIDE)] * 2
+
+
+def test_lrp_through_a_cnn_conserves_relevance_and_leaves_its_batchnorm_as_it_was():
+    """Each pooled feature's share of its layer's term sums to that term (Concat: no adapter bias); the flat rule
+    of the first convolution passes all relevance from block 0 to the pixels; BatchNorm merged only for the pass."""
+    torch.manual_seed(0)
+    cnn = CNNBackbone(1, 3, CNNConfig(channels=[4, 6, 8], pool_after=[0])).eval().requires_grad_(False)
+    with torch.no_grad():
+        for bn in (m for m in cnn.modules() if isinstance(m, nn.BatchNorm2d)):
+            bn.running_mean.normal_(0, 0.2), bn.running_var.uniform_(0.5, 2), bn.bias.normal_(0, 0.2)
+    head = build("concat", dims=[4, 6, 8], num_classes=3).eval().requires_grad_(False)
+    live = LiveModel(cnn, Preprocess([0.3], [0.2], SIDE), head, [0, 1, 2], "cls")
+    images = _noise(4)
+    with torch.no_grad():
+        logits = live.logits(images)
+    target = logits.argmax(1)
+    relevance = pooled_relevance(head, live.layers(images), target)
+    torch.testing.assert_close(sum(r.sum(1) for r in relevance) + head.classifier.bias[target],
+                               logits.gather(1, target[:, None])[:, 0])
+    layers, pixels = lrp_maps(live, images, target)
+    torch.testing.assert_close(pixels.flatten(1).sum(1), layers[0].flatten(1).sum(1), rtol=1e-4, atol=1e-6)
+    with torch.no_grad():
+        torch.testing.assert_close(live.logits(images), logits, rtol=0, atol=0)
+    assert pooled_relevance(build("probe", dims=[4, 6, 8], num_classes=3), live.layers(images), target) is None

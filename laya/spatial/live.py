@@ -40,6 +40,14 @@ class LiveModel:
     def is_vit(self) -> bool:
         return has_vit_blocks(self.backbone)
 
+    @property
+    def is_builtin_cnn(self) -> bool:
+        """laya's own CNN (arch cnn): Conv → BatchNorm → GELU blocks that zennit's rules cover (laya.spatial.lrp); a
+        timm CNN's residual sums are no modules a rule can be given to."""
+        from laya.backbones.cnn import CNNBackbone
+
+        return isinstance(self.backbone, CNNBackbone)
+
     def layers(self, images: torch.Tensor) -> list[torch.Tensor]:
         """The head's L layers (B, d_i); with autograd on, every activation is in the graph (the backbone's
         weights are frozen, so the preprocessed input is made to require gradients)."""
