@@ -19,8 +19,6 @@ import argparse
 import time
 from pathlib import Path
 
-import torch
-
 from laya.ablation import ablation_values
 from laya.core.config import from_dict, section
 from laya.core.parallel import torch_threads

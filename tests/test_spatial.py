@@ -179,7 +179,8 @@ def test_bad_spatial_params_are_one_line(spatial, message):
 
 def test_lrp_puts_all_relevance_of_the_one_cell_model_on_that_cell_and_conserves_the_logit():
     """The head reads the one cell's block: relevance through the pool (Norm rule), the mask, the 1×1 convolution
-    (flat rule) lands on CELL alone, and sums to the explained logit (the classifier has no bias; the rules' stabilisers ε = 1e-6 cost < 0.1 %)."""
+    (flat rule) lands on CELL alone, and sums to the explained logit (the classifier has no bias; the rules'
+    stabilisers ε = 1e-6 cost < 0.1 %)."""
     live = _one_cell_model()
     images = _noise(3)
     with torch.no_grad():

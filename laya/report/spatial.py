@@ -18,9 +18,9 @@ SPATIAL_TEXT = (
     "map alone (standard Grad-CAM). For the CNN, LRP as well (zennit's EpsilonPlusFlat, BatchNorm merged into "
     "its convolution): the explained logit's relevance from the head's exact per-layer terms down through the "
     "backbone to the pixels (ViTs: `lxt`'s AttnLRP patches torchvision's and Hugging Face's attention, not timm's, "
-    "so they keep the gradient-weighted attention). The check zeroes the top share of pixels of each map, or as many random "
-    "pixels, and reports the mean drop of p_c (± standard error over the inputs) and how often each map's drop "
-    "beats the random pixels' (mean over the random draws) on the same input.")
+    "so they keep the gradient-weighted attention). The check zeroes the top share of pixels of each map, or as "
+    "many random pixels, and reports the mean drop of p_c (± standard error over the inputs) and how often each "
+    "map's drop beats the random pixels' (mean over the random draws) on the same input.")
 
 
 def spatial_table(inputs: ReportInputs) -> list[Block]:
