@@ -40,6 +40,33 @@ def test_each_cascade_step_reinitialises_its_part_and_every_earlier_one_and_noth
     assert all(_same(before[p], _state(head, p)) for p in before)  # the trained head is untouched
 
 
+def test_alf_s_cascade_destroys_the_classifier_then_its_attention_then_the_layer_tokens():
+    """Every parameter of the ALF head belongs to exactly one step; its attention ignores the classifier too."""
+    torch.manual_seed(0)
+    head = build("alf", DIMS, 3).eval()
+    with torch.no_grad():
+        for parameter in head.parameters():  # as if trained: no parameter left at its initial value
+            parameter.add_(torch.randn_like(parameter) * 0.1)
+    parts = {"classifier": ["classifier"], "scorer": ["attention", "query"],
+             "adapters": ["projections", "norm", "layer_embedding"]}
+    assert {n.split(".")[0] for n, _ in head.named_parameters()} == {p for ps in parts.values() for p in ps}
+
+    def state(module, name):
+        part = getattr(module, name)
+        return [part.detach().clone()] if isinstance(part, torch.nn.Parameter) else _state(module, name)
+
+    before = {p: state(head, p) for ps in parts.values() for p in ps}
+    layers = [torch.randn(64, d) for d in DIMS]
+    for i, (step, randomised) in enumerate(cascade(head, seed=0)):
+        destroyed = {p for s in STEPS[:i + 1] for p in parts[s]}
+        for name in before:
+            assert (not _same(before[name], state(randomised, name))) == (name in destroyed), (step, name)
+        if step == "classifier":
+            assert torch.equal(head.layer_weights(layers), randomised.layer_weights(layers))
+        else:
+            assert not torch.allclose(head.layer_weights(layers), randomised.layer_weights(layers))
+
+
 def test_alpha_ignores_the_classifier_and_loo_does_not():
     torch.manual_seed(0)
     head = build("laya", DIMS, 3).eval()

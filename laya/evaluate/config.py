@@ -18,7 +18,7 @@ def _default_methods() -> dict[str, list[str]]:
             "random": ["laya"], "loo": ["laya"]}
 
 
-SANITY_HEADS = ("laya", "laya_joint", "laya_aligned")  # heads with a randomisation cascade (laya.sanity)
+SANITY_HEADS = ("laya", "laya_joint", "laya_aligned", "alf")  # heads with a randomisation cascade (laya.sanity)
 
 
 @dataclass(frozen=True)

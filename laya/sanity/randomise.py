@@ -2,7 +2,8 @@
 randomisation), or the training labels (data randomisation).
 
 LAYA's cascade: classifier W, b → scorer (and ψ) → adapters g_i. α = softmax(Scorer(ψ(g(h))) / τ) never reads
-the classifier, so the first step leaves α unchanged by construction.
+the classifier, so the first step leaves α unchanged by construction. ALF's: classifier → the query's attention →
+the layers' tokens (projections, norm, layer embedding).
 """
 
 from __future__ import annotations
@@ -19,16 +20,27 @@ from laya.records.sanity import STEPS
 from laya.storage.store import FeatureStore
 
 _LAYA_CASCADE = tuple(zip(STEPS, (("classifier",), ("scorer", "psi"), ("adapters",)), strict=True))
-CASCADES = {"laya": _LAYA_CASCADE, "laya_joint": _LAYA_CASCADE, "laya_aligned": _LAYA_CASCADE}  # head → steps
+_ALF_CASCADE = tuple(zip(STEPS, (("classifier",), ("attention", "query"),
+                                 ("projections", "norm", "layer_embedding")), strict=True))  # scorer: what makes
+# its layer weights (the query's attention); adapters: the layers' tokens
+CASCADES = {"laya": _LAYA_CASCADE, "laya_joint": _LAYA_CASCADE, "laya_aligned": _LAYA_CASCADE,
+            "alf": _ALF_CASCADE}  # head → steps
 
 
-def reinitialise(module: nn.Module, seed: int) -> None:
-    """Every sub-module's own `reset_parameters()` (PyTorch's default initialisation), drawn from `seed` without
-    touching the global random state."""
+def reinitialise(part: nn.Module | nn.Parameter, seed: int) -> None:
+    """Every sub-module's own `reset_parameters()` (PyTorch's default initialisation; `_reset_parameters()` for
+    multi-head attention), or for a bare parameter (ALF's query and layer embedding) its head's N(0, 0.02²), drawn
+    from `seed` without touching the global random state."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        for sub in module.modules():
-            if hasattr(sub, "reset_parameters"):
+        if isinstance(part, nn.Parameter):
+            with torch.no_grad():
+                part.normal_(0.0, 0.02)
+            return
+        for sub in part.modules():
+            if isinstance(sub, nn.MultiheadAttention):
+                sub._reset_parameters()
+            elif hasattr(sub, "reset_parameters"):
                 sub.reset_parameters()
 
 
