@@ -336,6 +336,7 @@ def test_a_head_stopped_at_its_epoch_cap_is_marked_and_left_out_of_the_compariso
     inputs = ReportInputs("Fashion-MNIST", ["mlp", "vit"], tmp_path, heads=["laya", "last"])
     markdown = _markdown(inputs)
     assert "| last | 0.8875 ± 0.0010 | 0.8621 ± 0.0010 ‡ |" in markdown
+    assert markdown.count("0.8621 ± 0.0010 ‡") == 2  # the heads table and the protocol table
     assert "stopped at its epoch cap while still improving" in markdown and "vit last (seeds 1)" in markdown
     accuracy = findings(inputs)[0]
     assert "`mlp` +1.00" in accuracy and "`vit` +" not in accuracy

@@ -6,7 +6,7 @@ from __future__ import annotations
 from laya.report.document import Block, Table
 from laya.report.inputs import ReportInputs
 from laya.report.references import LAYA_PAPER_JOINT_MLP
-from laya.report.tables import mean_std
+from laya.report.tables import accuracy_cell, mean_std
 
 PROTOCOL_TEXT = (
     "Protocols: `frozen` — the backbone trained with a linear classifier, frozen, every head trained on its cache; "
@@ -40,15 +40,15 @@ def protocol_accuracy_table(inputs: ReportInputs) -> list[Block]:
     """Rows (architecture, protocol); columns: the backbone's own accuracy (the joint model's for joint) and each
     head's test accuracy."""
     entries = _entries(inputs)
-    trains = {n: inputs.train(n).accuracy for _, _, n in entries}
-    heads = list(dict.fromkeys([*inputs.heads, *(h for t in trains.values() for h in t)]))
+    trains = {n: inputs.train(n) for _, _, n in entries}
+    heads = list(dict.fromkeys([*inputs.heads, *(h for t in trains.values() for h in t.accuracy)]))
     rows = []
     for arch, protocol, name in entries:
         card = inputs.backbone(name)
         own = f"{card.test_accuracy:.4f}" + (f" ± {card.test_accuracy_std:.4f}"
                                               if card.test_accuracy_std is not None else "")
-        seeds = max(len(a.seeds) for a in trains[name].values())
-        rows.append([name, arch, protocol, str(seeds), own, *(mean_std(trains[name].get(h)) for h in heads)])
+        seeds = max(len(a.seeds) for a in trains[name].accuracy.values())
+        rows.append([name, arch, protocol, str(seeds), own, *(accuracy_cell(trains[name], h) for h in heads)])
     return [Table(["backbone", "arch", "protocol", "seeds", "backbone (own classifier)", *heads], rows)]
 
 
@@ -72,7 +72,8 @@ def comparison_lines(inputs: ReportInputs) -> list[Block]:
     """Each joint mlp's co-trained head beside the paper's numbers; each transfer entry's LAYA beside LastLayer."""
     lines = []
     for arch, protocol, name in _entries(inputs):
-        acc = inputs.train(name).accuracy
+        record = inputs.train(name)
+        acc = record.accuracy
         if protocol == "joint" and arch == "mlp" and "laya_joint" in acc:
             e = inputs.evaluate(name)
             shown = mean_std(e and e.score("faithfulness", "laya_joint", "intrinsic"), 3)
@@ -81,8 +82,8 @@ def comparison_lines(inputs: ReportInputs) -> list[Block]:
                          f"faithfulness of α {shown} (paper {paper['faithfulness']}).")
         if protocol == "transfer" and {"laya", "last"} <= set(acc):
             gain = 100 * (acc["laya"].mean - acc["last"].mean)
-            lines.append(f"`{name}`: LAYA {mean_std(acc['laya'])} vs LastLayer {mean_std(acc['last'])}: "
-                         f"{gain:+.2f} pp.")
+            lines.append(f"`{name}`: LAYA {accuracy_cell(record, 'laya')} vs LastLayer "
+                         f"{accuracy_cell(record, 'last')}: {gain:+.2f} pp.")
     return [" ".join(lines)] if lines else []
 
 

@@ -6,7 +6,7 @@ import re
 
 from laya.records.clt import SweepPoint
 from laya.records.evaluate import Score
-from laya.records.train import OverSeeds
+from laya.records.train import OverSeeds, TrainRecord
 from laya.report.document import Block, Table
 from laya.report.inputs import ReportInputs
 
@@ -42,8 +42,7 @@ def accuracy_table(inputs: ReportInputs) -> list[Block]:
     heads = list(dict.fromkeys([*inputs.heads, *(h for m in metrics.values() for h in m.accuracy)]))
     rows = []
     for head in heads:
-        acc = [mean_std(m.accuracy.get(head)) + (CAPPED if head in m.capped else "")
-               for m in metrics.values()]  # one seed: no ±
+        acc = [accuracy_cell(m, head) for m in metrics.values()]  # one seed: no ±
         f1 = [f"{m.macro_f1[head].mean:.4f}" if head in m.macro_f1 else "—" for m in metrics.values()]
         rows.append([head, *acc, *f1])
     counts = sorted({len(a.seeds) for m in metrics.values() for a in m.accuracy.values()})
@@ -59,6 +58,11 @@ def accuracy_table(inputs: ReportInputs) -> list[Block]:
 
 
 CAPPED = " ‡"  # marks a head whose training stopped at its epoch cap (laya.early_stopping.reached_cap)
+
+
+def accuracy_cell(record: TrainRecord, head: str) -> str:
+    """A head's test accuracy over its seeds ('—' when not trained), marked CAPPED when a seed had not converged."""
+    return mean_std(record.accuracy.get(head)) + (CAPPED if head in record.capped else "")
 
 
 def attribution_tables(inputs: ReportInputs) -> list[Block]:
