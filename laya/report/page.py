@@ -38,8 +38,11 @@ ATTRIBUTION_TEXT = (
     "Faithfulness: mean Spearman(attribution, LOO effect) across layers; Deletion@1: mean drop of the "
     "predicted class's probability when the top-ranked layer is ablated; del. AUC: area under the deletion "
     "curve (lower is better). Method `intrinsic` is the head's own layer weights (LAYA's α(x), ScalarMix's "
-    "softmax(w)). Mean ± sample std over the evaluated seeds. The cost of each method (ms per explanation) "
-    "is measured by the same run and kept in reports/timings/ (wall-clock, so not part of this report).")
+    "softmax(w), ALF's attention over the layers); `lrp` / `lrp_delta` each layer's term of the explained logit "
+    "(over its ablation value); `probe` p_c of each layer's own linear probe. Mean ± sample std over the "
+    "evaluated seeds. The cost of each method (ms per explanation) is wall-clock, so not part of this report: "
+    "each run logs it in reports/timings/, and benchmarks/attributions.py measures every method side by side as "
+    "a ratio to α (benchmarks/results/attributions.md, on the documentation's performance page).")
 CLT_TEXT = (
     "R²: explained variance of each block's MLP output, cosine: mean cosine similarity, both averaged over "
     "the blocks; L0: active features per token and block. Replacement: the ViT run with those MLP outputs "
