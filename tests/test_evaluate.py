@@ -209,7 +209,7 @@ def test_evaluate_on_a_tiny_cache_finds_the_informative_layer(trained):
     assert scores["ablated_accuracy"]["laya"]["layer1"] < scores["accuracy"]["laya"] - 0.3
     assert set(scores["alpha_entropy"]) == {"laya", "scalarmix", "alf"}
     alf = scores["faithfulness"]["alf"]  # ALF's attention over the layers, scored like α
-    assert set(alf) == {"intrinsic", "ig", "lrp", "lrp_delta", "probe"} and alf["lrp_delta"] > laya["random"]
+    assert set(alf) == {"intrinsic", "lrp", "lrp_delta", "probe"} and alf["lrp_delta"] > laya["random"]
     agreement = scores["probe_agreement"]  # each method against the per-layer probes' p_c, per explained head
     assert set(agreement) == {"laya", "alf"} and "probe" not in agreement["laya"]
     assert agreement["laya"]["loo"] == pytest.approx(laya["probe"], abs=1e-6)  # agreement with LOO = faithfulness

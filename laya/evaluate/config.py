@@ -13,7 +13,7 @@ from laya.spatial.config import SpatialConfig
 
 
 def _default_methods() -> dict[str, list[str]]:
-    return {"intrinsic": ["laya", "scalarmix", "alf"], "ig": ["laya", "alf"], "grad_x_act": ["laya"],
+    return {"intrinsic": ["laya", "scalarmix", "alf"], "ig": ["laya"], "grad_x_act": ["laya"],
             "lrp": ["laya", "alf"], "lrp_delta": ["laya", "alf"], "probe": ["laya", "alf"], "saliency": ["laya"],
             "random": ["laya"], "loo": ["laya"]}
 
