@@ -1,5 +1,5 @@
 """What each layer attribution costs: milliseconds per explained input, side by side in one run on the same inputs,
-as a ratio to α (the head's own layer weights, one forward pass).
+as a ratio to the head's own layer weights (`intrinsic`: LAYA's α, ALF's attention; one forward pass).
 
     python benchmarks/attributions.py [--backbones mlp vit] [--samples 2000] [--repeats 3] [--threads 1]
 
@@ -65,7 +65,7 @@ def cost(root: Path, name: str, cfg: EvaluateConfig, samples: int, repeats: int,
             ms[method_name] = 1000 * best / count
         base = ms.get(INTRINSIC)
         for method_name, value in ms.items():
-            ratio = f"{value / base:8.1f}× α" if base else ""
+            ratio = f"{value / base:8.1f}× the head's own weights" if base else ""
             print(f"{name:4s} {head_name:4s} {method_name:10s} {value:8.4f} ms per explanation  {ratio}", flush=True)
 
 

@@ -87,14 +87,18 @@ def test_dvc_repro_smoke(tmp_path):
 
     heads = {"mlp": {"laya_aligned"}, "mlp_joint": {"laya_joint"}}  # the mlp entry's heads, the joint protocol's
     for name in NAMES:
-        accuracy = read_json(repo / "reports" / "details" / f"train_{name}.json")["accuracy"]
-        assert set(accuracy) == {"last", "concat", "scalarmix", "laya", "alf"} | heads.get(name, set())
+        trained = read_json(repo / "reports" / "details" / f"train_{name}.json")
+        accuracy = trained["accuracy"]
+        assert set(accuracy) == {"last", "concat", "scalarmix", "laya", "alf", "probe"} | heads.get(name, set())
+        assert set(trained["layer_accuracy"]) == {"probe"}  # each layer's own probe
         assert all(set(acc["seeds"]) == {"s0"} for acc in accuracy.values())
         assert (repo / "data" / "heads" / name / "laya" / "seed0" / "model.safetensors").is_file()
         evaluation = read_json(repo / "reports" / "details" / f"evaluate_{name}.json")
         # random layer rankings are uncorrelated with the LOO effects: within 4 standard errors of 0 (400 inputs)
         assert abs(evaluation["faithfulness"]["laya"]["random"]) < 4 / 400 ** 0.5
         assert "intrinsic" in evaluation["faithfulness"]["scalarmix"]
+        assert set(trained["layer_accuracy"]["probe"]) == set(evaluation["ablated_accuracy"]["laya"])
+        assert -1 <= evaluation["probe_agreement"]["laya"]["intrinsic"] <= 1  # α against the per-layer probes
         timings = read_json(repo / "reports" / "timings" / f"evaluate_{name}.json")  # a log, not a DVC output
         assert timings["ms_per_explanation"]["laya"]["ig"] > 0
         payloads = (repo / "reports" / "explanations" / f"{name}.jsonl").read_text().splitlines()
@@ -135,7 +139,7 @@ def test_dvc_repro_smoke(tmp_path):
         assert set(depth["early_exit"]["rules"]) == {"msp", "calibrated", "alpha"}
         for figure in ("pruning.png", "early_exit.png"):
             assert (repo / "reports" / "figures" / f"depth_{name}" / figure).stat().st_size > 10_000
-    assert set(read_json(repo / "reports" / "details" / "sanity_mlp_joint.json")["heads"]) == {"laya", "laya_joint"}
+    assert set(read_json(repo / "reports" / "details" / "sanity_mlp_joint.json")["heads"]) == {"laya", "laya_joint", "alf"}
     aligned = read_json(repo / "reports" / "details" / "evaluate_mlp.json")
     assert aligned["cross_ablation"]["ablation"] == "zero" and "ig" in aligned["cross_ablation"]["faithfulness"][
         "laya_aligned"]

@@ -19,7 +19,7 @@ LAYERS = [  # lowest first; an exact module name wins over a package pattern (en
         "laya.backbones.mlp", "laya.backbones.cnn", "laya.backbones.vit", "laya.backbones.intermediates",
         "laya.backbones.config",
         "laya.heads.base", "laya.heads.adapters", "laya.heads.attention", "laya.heads.linear", "laya.heads.scalarmix",
-        "laya.heads.aligned", "laya.heads.alf", "laya.heads.registry",
+        "laya.heads.aligned", "laya.heads.alf", "laya.heads.probe", "laya.heads.registry",
         "laya.clt.activations", "laya.clt.model", "laya.clt.config",
     ]),
     ("core", ["laya.core.*", "laya.vega_offline"]),  # files written atomically, processes and workers, figures
