@@ -139,7 +139,8 @@ def test_dvc_repro_smoke(tmp_path):
         assert set(depth["early_exit"]["rules"]) == {"msp", "calibrated", "alpha"}
         for figure in ("pruning.png", "early_exit.png"):
             assert (repo / "reports" / "figures" / f"depth_{name}" / figure).stat().st_size > 10_000
-    assert set(read_json(repo / "reports" / "details" / "sanity_mlp_joint.json")["heads"]) == {"laya", "laya_joint", "alf"}
+    sanity_heads = read_json(repo / "reports" / "details" / "sanity_mlp_joint.json")["heads"]
+    assert set(sanity_heads) == {"laya", "laya_joint", "alf"}
     aligned = read_json(repo / "reports" / "details" / "evaluate_mlp.json")
     assert aligned["cross_ablation"]["ablation"] == "zero" and "ig" in aligned["cross_ablation"]["faithfulness"][
         "laya_aligned"]
