@@ -13,7 +13,10 @@ PRUNING_TEXT = (
     "Layer pruning: layers removed least important first by each ranking — mean α of the trained LAYA head over the "
     "training split, the ScalarMix head's weights, the mean leave-one-layer-out effect, and random orders — with the "
     "LAYA head retrained on the kept layers from the cache (test accuracy, one seed) and the backbone truncated "
-    "after the deepest kept layer (FLOPs counted by torch). `random` is the mean of the random orders.")
+    "after the deepest kept layer (FLOPs counted by torch). `random` is the mean of the random orders. The "
+    "retrained heads (pruned sets and early-exit prefixes) train for `depth.epochs` with `depth.patience`: one "
+    "short budget shared by every ranking, so the rankings compare fairly, but these heads are not trained to "
+    "convergence like the heads above.")
 EXIT_TEXT = (
     "Early exit: prefix heads over layers 1..k; an input leaves at the first head whose score reaches the threshold "
     "(swept over [0, 1]). `msp`: the prefix head's maximum softmax probability (BranchyNet-style, the baseline); "
